@@ -1,0 +1,140 @@
+/* hoop: collective communication runtime. The C API, shaped like nccl.h so a framework can map it
+ * one to one. Every function returns hoopResult_t; hoopGetLastError(comm) explains a failure. */
+#ifndef HOOP_HOOP_H_
+#define HOOP_HOOP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HOOP_MAJOR 0
+#define HOOP_MINOR 1
+#define HOOP_PATCH 0
+/* Same encoding as NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch. */
+#define HOOP_VERSION_CODE (HOOP_MAJOR * 10000 + HOOP_MINOR * 100 + HOOP_PATCH)
+
+#define HOOP_UNIQUE_ID_BYTES 128
+
+typedef struct hoopComm* hoopComm_t;
+
+/* Opaque to users: root address, a random 128-bit job secret and a format version. Pass it from
+ * the rank that called hoopGetUniqueId to every other rank (MPI_Bcast, a file, the environment). */
+typedef struct {
+  char internal[HOOP_UNIQUE_ID_BYTES];
+} hoopUniqueId;
+
+/* A cudaStream_t for device memory; NULL for host memory (the call blocks until complete). */
+typedef void* hoopStream_t;
+
+typedef enum {
+  hoopSuccess = 0,
+  hoopUnhandledCudaError = 1,
+  hoopSystemError = 2,
+  hoopInternalError = 3,
+  hoopInvalidArgument = 4,
+  hoopInvalidUsage = 5,
+  hoopRemoteError = 6,
+  hoopInProgress = 7,
+  hoopTimeout = 8,
+  hoopNumResults = 9
+} hoopResult_t;
+
+typedef enum {
+  hoopInt8 = 0,
+  hoopChar = 0,
+  hoopUint8 = 1,
+  hoopInt32 = 2,
+  hoopInt = 2,
+  hoopUint32 = 3,
+  hoopInt64 = 4,
+  hoopUint64 = 5,
+  hoopFloat16 = 6,
+  hoopHalf = 6,
+  hoopFloat32 = 7,
+  hoopFloat = 7,
+  hoopFloat64 = 8,
+  hoopDouble = 8,
+  hoopBfloat16 = 9,
+  hoopNumTypes = 10
+} hoopDataType_t;
+
+typedef enum { hoopSum = 0, hoopProd = 1, hoopMax = 2, hoopMin = 3, hoopAvg = 4, hoopNumOps = 5 } hoopRedOp_t;
+
+/* Version as HOOP_VERSION_CODE. */
+hoopResult_t hoopGetVersion(int* version);
+
+/* Starts the rendezvous listener in this process and describes it in *uniqueId. Call once per
+ * communicator, on one process, before every rank calls hoopCommInitRank with the same id. */
+hoopResult_t hoopGetUniqueId(hoopUniqueId* uniqueId);
+
+/* Collective over nranks processes: each calls it with its own rank in [0, nranks). */
+hoopResult_t hoopCommInitRank(hoopComm_t* comm, int nranks, hoopUniqueId commId, int rank);
+
+/* Rank, size and root address from the launcher's environment: hooprun (HOOP_RANK, HOOP_SIZE,
+ * HOOP_ROOT_ADDR, HOOP_SECRET), OpenMPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, ...) or torchrun
+ * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). See README.md, "Launching". */
+hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm);
+
+/* Waits for nothing: closes connections and frees the communicator. Call once. */
+hoopResult_t hoopCommDestroy(hoopComm_t comm);
+
+/* From any thread: makes every call blocked on comm return an error, then frees comm. */
+hoopResult_t hoopCommAbort(hoopComm_t comm);
+
+hoopResult_t hoopCommCount(const hoopComm_t comm, int* count);
+hoopResult_t hoopCommUserRank(const hoopComm_t comm, int* rank);
+/* Rank among the ranks on this host, and how many there are. */
+hoopResult_t hoopCommLocalRank(const hoopComm_t comm, int* localRank);
+hoopResult_t hoopCommLocalCount(const hoopComm_t comm, int* localCount);
+
+/* The first error an operation on comm met (hoopSuccess if none). A failed communicator stays
+ * failed: destroy or abort it. */
+hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError);
+
+const char* hoopGetErrorString(hoopResult_t result);
+/* The message of the last failed call on comm, or of this thread's last failed call when comm is
+ * NULL (for failures before a communicator exists). Valid until the next call on comm. */
+const char* hoopGetLastError(hoopComm_t comm);
+
+/* In place when sendbuff == recvbuff. */
+hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
+                           hoopStream_t stream);
+/* Copies root's sendbuff to recvbuff on every rank; sendbuff is read on root only. */
+hoopResult_t hoopBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           hoopDataType_t datatype, int root, hoopComm_t comm,
+                           hoopStream_t stream);
+/* recvbuff is written on root only. */
+hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t count,
+                        hoopDataType_t datatype, hoopRedOp_t op, int root, hoopComm_t comm,
+                        hoopStream_t stream);
+/* recvbuff holds nranks * sendcount elements, rank r's at offset r * sendcount. In place when
+ * sendbuff == recvbuff + rank * sendcount elements. */
+hoopResult_t hoopAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream);
+/* sendbuff holds nranks * recvcount elements; rank r receives block r, reduced. In place when
+ * recvbuff == sendbuff + rank * recvcount elements. */
+hoopResult_t hoopReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
+                               hoopStream_t stream);
+/* Point to point. Outside a group each call completes on its own (so a send and its matching
+ * receive between two blocking callers must be grouped, as with NCCL). */
+hoopResult_t hoopSend(const void* sendbuff, size_t count, hoopDataType_t datatype, int peer,
+                      hoopComm_t comm, hoopStream_t stream);
+hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t datatype, int peer,
+                      hoopComm_t comm, hoopStream_t stream);
+/* Calls between hoopGroupStart and hoopGroupEnd are issued together at hoopGroupEnd: sends and
+ * receives progress concurrently, collectives run in the order they were called. Groups nest. */
+hoopResult_t hoopGroupStart(void);
+hoopResult_t hoopGroupEnd(void);
+/* Returns once every rank of comm has called it. */
+hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOOP_HOOP_H_ */
