@@ -29,19 +29,15 @@ inline constexpr int kNumRedOps = 5;
 constexpr size_t dataTypeSize(DataType type) {
   switch (type) {
     case DataType::kInt8:
-    case DataType::kUint8:
-      return 1;
+    case DataType::kUint8: return 1;
     case DataType::kFloat16:
-    case DataType::kBfloat16:
-      return 2;
+    case DataType::kBfloat16: return 2;
     case DataType::kInt32:
     case DataType::kUint32:
-    case DataType::kFloat32:
-      return 4;
+    case DataType::kFloat32: return 4;
     case DataType::kInt64:
     case DataType::kUint64:
-    case DataType::kFloat64:
-      return 8;
+    case DataType::kFloat64: return 8;
   }
   return 0;
 }
@@ -74,8 +70,37 @@ constexpr std::string_view redOpName(RedOp op) {
 }
 
 constexpr bool isFloatingPoint(DataType type) {
-  return type == DataType::kFloat16 || type == DataType::kFloat32 ||
-         type == DataType::kFloat64 || type == DataType::kBfloat16;
+  return type == DataType::kFloat16 || type == DataType::kFloat32 || type == DataType::kFloat64 ||
+         type == DataType::kBfloat16;
+}
+
+}  // namespace hoop
+
+namespace hoop {
+
+// What a message on a data connection belongs to; carried in every frame so a receiver can tell
+// a mismatched call (another collective, another sequence number) from its own.
+enum class OpKind : uint8_t {
+  kAllReduce = 1,
+  kBroadcast = 2,
+  kReduce = 3,
+  kAllGather = 4,
+  kReduceScatter = 5,
+  kSendRecv = 6,
+  kBarrier = 7,
+};
+
+constexpr std::string_view opKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAllReduce: return "allreduce";
+    case OpKind::kBroadcast: return "broadcast";
+    case OpKind::kReduce: return "reduce";
+    case OpKind::kAllGather: return "allgather";
+    case OpKind::kReduceScatter: return "reducescatter";
+    case OpKind::kSendRecv: return "send/recv";
+    case OpKind::kBarrier: return "barrier";
+  }
+  return "unknown operation";
 }
 
 }  // namespace hoop

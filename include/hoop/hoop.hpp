@@ -1,0 +1,226 @@
+// hoop's C++ API: a RAII communicator with typed calls over std::span. Errors throw
+// hoop::Exception, which carries the hoopResult_t and the message hoopGetLastError gave.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "hoop/hoop.h"
+
+namespace hoop {
+
+class Exception : public std::runtime_error {
+ public:
+  Exception(hoopResult_t code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  hoopResult_t code() const { return code_; }
+
+ private:
+  hoopResult_t code_;
+};
+
+// Throws for anything but hoopSuccess, with comm's last error message (or this thread's).
+inline void check(hoopResult_t result, hoopComm_t comm = nullptr) {
+  if (result != hoopSuccess) {
+    throw Exception(result,
+                    std::string(hoopGetErrorString(result)) + ": " + hoopGetLastError(comm));
+  }
+}
+
+// 16-bit floating-point element types, as raw bits (hoop reduces them in fp32).
+struct half {
+  uint16_t bits;
+};
+struct bfloat16 {
+  uint16_t bits;
+};
+
+template <typename T>
+constexpr hoopDataType_t dataTypeOf();
+template <>
+constexpr hoopDataType_t dataTypeOf<int8_t>() {
+  return hoopInt8;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<uint8_t>() {
+  return hoopUint8;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<int32_t>() {
+  return hoopInt32;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<uint32_t>() {
+  return hoopUint32;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<int64_t>() {
+  return hoopInt64;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<uint64_t>() {
+  return hoopUint64;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<half>() {
+  return hoopFloat16;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<float>() {
+  return hoopFloat32;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<double>() {
+  return hoopFloat64;
+}
+template <>
+constexpr hoopDataType_t dataTypeOf<bfloat16>() {
+  return hoopBfloat16;
+}
+
+class UniqueId {
+ public:
+  // Starts the rendezvous in this process; send the id to every rank.
+  static UniqueId create() {
+    UniqueId id;
+    check(hoopGetUniqueId(&id.raw_));
+    return id;
+  }
+  static UniqueId fromRaw(const hoopUniqueId& raw) {
+    UniqueId id;
+    id.raw_ = raw;
+    return id;
+  }
+  const hoopUniqueId& raw() const { return raw_; }
+
+ private:
+  hoopUniqueId raw_{};
+};
+
+class Communicator {
+ public:
+  Communicator(int nranks, const UniqueId& id, int rank) {
+    check(hoopCommInitRank(&comm_, nranks, id.raw(), rank));
+  }
+  // Rank, size and root from hooprun, mpirun, srun or torchrun.
+  static Communicator fromEnvironment() {
+    hoopComm_t comm = nullptr;
+    check(hoopCommInitFromEnv(&comm));
+    return Communicator(comm);
+  }
+  ~Communicator() {
+    if (comm_ != nullptr) hoopCommDestroy(comm_);
+  }
+  Communicator(Communicator&& other) noexcept : comm_(std::exchange(other.comm_, nullptr)) {}
+  Communicator& operator=(Communicator&& other) noexcept {
+    if (this != &other) {
+      if (comm_ != nullptr) hoopCommDestroy(comm_);
+      comm_ = std::exchange(other.comm_, nullptr);
+    }
+    return *this;
+  }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  hoopComm_t handle() const { return comm_; }
+  int rank() const { return query(hoopCommUserRank); }
+  int size() const { return query(hoopCommCount); }
+  int localRank() const { return query(hoopCommLocalRank); }
+  int localSize() const { return query(hoopCommLocalCount); }
+
+  template <typename T>
+  void allReduce(std::span<const T> send, std::span<T> recv, hoopRedOp_t op = hoopSum) {
+    sameSize(send.size(), recv.size(), "allReduce");
+    check(hoopAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, comm_, nullptr),
+          comm_);
+  }
+  template <typename T>
+  void allReduce(std::span<T> data, hoopRedOp_t op = hoopSum) {
+    allReduce(std::span<const T>(data), data, op);
+  }
+
+  template <typename T>
+  void broadcast(std::span<T> data, int root) {
+    check(
+        hoopBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_, nullptr),
+        comm_);
+  }
+
+  // recv matters on root only (it may be empty elsewhere).
+  template <typename T>
+  void reduce(std::span<const T> send, std::span<T> recv, int root, hoopRedOp_t op = hoopSum) {
+    if (rank() == root) sameSize(send.size(), recv.size(), "reduce");
+    check(hoopReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, root, comm_,
+                     nullptr),
+          comm_);
+  }
+
+  // recv holds size() * send.size() elements.
+  template <typename T>
+  void allGather(std::span<const T> send, std::span<T> recv) {
+    sameSize(send.size() * static_cast<size_t>(size()), recv.size(), "allGather");
+    check(hoopAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, nullptr),
+          comm_);
+  }
+
+  // send holds size() * recv.size() elements.
+  template <typename T>
+  void reduceScatter(std::span<const T> send, std::span<T> recv, hoopRedOp_t op = hoopSum) {
+    sameSize(send.size(), recv.size() * static_cast<size_t>(size()), "reduceScatter");
+    check(hoopReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), op, comm_,
+                            nullptr),
+          comm_);
+  }
+
+  // Outside a group() these complete one by one; pair them inside group() to exchange.
+  template <typename T>
+  void send(std::span<const T> data, int peer) {
+    check(hoopSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  }
+  template <typename T>
+  void recv(std::span<T> data, int peer) {
+    check(hoopRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  }
+
+  void barrier() { check(hoopBarrier(comm_, nullptr), comm_); }
+
+  // Unblocks any call in progress on another thread and frees the communicator.
+  void abort() {
+    if (comm_ != nullptr) check(hoopCommAbort(std::exchange(comm_, nullptr)));
+  }
+
+ private:
+  explicit Communicator(hoopComm_t comm) : comm_(comm) {}
+  int query(hoopResult_t (*function)(const hoopComm_t, int*)) const {
+    int value = 0;
+    check(function(comm_, &value), comm_);
+    return value;
+  }
+  static void sameSize(size_t expected, size_t actual, const char* call) {
+    if (expected != actual) {
+      throw Exception(hoopInvalidArgument, std::string(call) + ": buffer holds " +
+                                               std::to_string(actual) + " elements, expected " +
+                                               std::to_string(expected));
+    }
+  }
+
+  hoopComm_t comm_ = nullptr;
+};
+
+// Runs `body` between hoopGroupStart and hoopGroupEnd: its sends and receives run together.
+template <typename Body>
+void group(Body&& body) {
+  check(hoopGroupStart());
+  try {
+    body();
+  } catch (...) {
+    hoopGroupEnd();
+    throw;
+  }
+  check(hoopGroupEnd());
+}
+
+}  // namespace hoop

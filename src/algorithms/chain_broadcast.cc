@@ -1,0 +1,44 @@
+// Pipelined chain broadcast: the root streams pieces to the next rank in ring order, and each
+// rank forwards every piece as soon as it has it, so the whole chain is busy at once and the
+// time approaches bytes / bandwidth + (n-1) * piece latency.
+#include <cstring>
+
+#include "algorithms/collective.h"
+#include "algorithms/primitives.h"
+
+namespace hoop {
+
+void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
+  const size_t n = static_cast<size_t>(comm.size());
+  const size_t bytes = args.bytes();
+  auto* output = static_cast<char*>(args.recv);
+  const bool isRoot = comm.rank() == args.root;
+  if (isRoot && args.send != args.recv) std::memmove(output, args.send, bytes);
+  if (n == 1) return;
+
+  const size_t position = static_cast<size_t>(comm.ringPosition());
+  size_t rootPosition = 0;
+  while (comm.ring()[rootPosition] != args.root) ++rootPosition;
+  const size_t hops = (position + n - rootPosition) % n;  // 0 at the root
+  const int next = comm.ring()[(position + 1) % n];
+  const int prev = comm.ring()[(position + n - 1) % n];
+  const bool isLast = hops == n - 1;
+  const size_t elementSize = dataTypeSize(args.type);
+  const size_t pieceBytes =
+      std::max<size_t>(1, comm.config().chunkBytes / elementSize) * elementSize;
+  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+
+  for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
+    const size_t piece = std::min(pieceBytes, bytes - offset);
+    if (isRoot)
+      prims.send(next, output + offset, piece);
+    else if (isLast)
+      prims.recv(prev, output + offset, piece);
+    else
+      prims.recvCopySend(prev, next, output + offset, piece);
+    if (bytes == 0) break;
+  }
+  prims.finish();
+}
+
+}  // namespace hoop

@@ -1,0 +1,52 @@
+// One collective call as the algorithms see it, and the entry points that run them.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/types.h"
+#include "transport/connection.h"
+
+namespace hoop {
+
+class Communicator;
+
+struct CollectiveArgs {
+  OpKind kind = OpKind::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  // Elements: per rank for allgather (send) and reducescatter (recv), else the whole buffer.
+  size_t count = 0;
+  DataType type = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+  uint32_t seq = 0;  // this communicator's collective number, set by runCollective
+
+  FrameTag tag() const { return {kind, seq}; }
+  size_t bytes() const { return count * dataTypeSize(type); }
+};
+
+// One side of a point-to-point exchange inside a group.
+struct P2pOp {
+  bool isSend = true;
+  int peer = 0;
+  void* buffer = nullptr;  // const for sends
+  size_t count = 0;
+  DataType type = DataType::kInt8;
+};
+
+// Picks the algorithm (HOOP_ALGO forces one) and runs the collective to completion.
+void runCollective(Communicator& comm, const CollectiveArgs& args);
+// Runs the sends and receives of one group concurrently, to completion.
+void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
+void runBarrier(Communicator& comm);
+
+// The schedules, for tests that force one.
+void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
+void directAllReduce(Communicator& comm, const CollectiveArgs& args);
+void ringAllGather(Communicator& comm, const CollectiveArgs& args);
+void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
+void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
+void chainReduce(Communicator& comm, const CollectiveArgs& args);
+
+}  // namespace hoop

@@ -1,0 +1,90 @@
+#include "algorithms/primitives.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hoop {
+
+Primitives::Primitives(Communicator& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
+                       size_t scratchPieces)
+    : comm_(comm),
+      tag_(tag),
+      type_(type),
+      op_(op),
+      pieceBytes_(pieceBytes),
+      scratchPieces_(scratchPieces),
+      scratchSends_(scratchPieces) {
+  // One staging slot for the piece being received, then the send scratch slots.
+  staging_ = comm.scratch(pieceBytes * (1 + scratchPieces));
+  scratchBase_ = staging_ + pieceBytes;
+}
+
+void Primitives::awaitRecv(Connection& c, uint64_t ticket, int from) {
+  comm_.waitUntil([&] { return c.recvsCompleted() > ticket; },
+                  [&] { return str("data from ", comm_.peer(from).describe()); });
+}
+
+void Primitives::awaitSend(Connection& c, uint64_t ticket, int to) {
+  comm_.waitUntil([&] { return c.sendsCompleted() > ticket; },
+                  [&] { return str(comm_.peer(to).describe(), " to take data"); });
+}
+
+void Primitives::send(int to, const void* data, size_t bytes) {
+  Connection& c = comm_.connection(to);
+  // Bound the sends in flight: a rank that only sends (a broadcast root) must not outrun the
+  // connection's fixed message ring.
+  if (c.sendsPosted() - c.sendsCompleted() >= c.maxInFlight()) {
+    awaitSend(c, c.sendsPosted() - c.maxInFlight(), to);
+  }
+  c.postSend(data, bytes, tag_);
+  if (std::find(sentTo_.begin(), sentTo_.end(), to) == sentTo_.end()) sentTo_.push_back(to);
+}
+
+void Primitives::recv(int from, void* data, size_t bytes) {
+  Connection& c = comm_.connection(from);
+  awaitRecv(c, c.postRecv(data, bytes, tag_), from);
+}
+
+const char* Primitives::recvStaged(int from, size_t bytes) {
+  recv(from, staging_, bytes);
+  return staging_;
+}
+
+void Primitives::recvReduceSend(int from, int to, const void* in, void* out, size_t count) {
+  const char* received = recvStaged(from, count * dataTypeSize(type_));
+  reduce(out, received, in, count, type_, op_);
+  send(to, out, count * dataTypeSize(type_));
+}
+
+void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count) {
+  const char* received = recvStaged(from, count * dataTypeSize(type_));
+  reduceFinal(out, received, in, count, type_, op_, static_cast<size_t>(comm_.size()));
+  if (to >= 0) send(to, out, count * dataTypeSize(type_));
+}
+
+void Primitives::recvCopySend(int from, int to, void* out, size_t bytes) {
+  recv(from, out, bytes);
+  send(to, out, bytes);
+}
+
+void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
+  size_t slot = nextScratch_++ % scratchPieces_;
+  PendingSend& previous = scratchSends_[slot];
+  if (previous.connection != nullptr) awaitSend(*previous.connection, previous.ticket, previous.to);
+  char* out = scratchBase_ + slot * pieceBytes_;
+  const char* received = recvStaged(from, count * dataTypeSize(type_));
+  reduce(out, received, in, count, type_, op_);
+  Connection& c = comm_.connection(to);
+  send(to, out, count * dataTypeSize(type_));
+  previous = {&c, c.sendsPosted() - 1, to};
+}
+
+void Primitives::finish() {
+  for (int to : sentTo_) {
+    Connection& c = comm_.connection(to);
+    if (c.sendsPosted() > 0) awaitSend(c, c.sendsPosted() - 1, to);
+  }
+  sentTo_.clear();
+}
+
+}  // namespace hoop

@@ -1,0 +1,68 @@
+// The data-movement steps schedules are written in (DESIGN.md section 2). A schedule says which
+// piece goes where; these say how: post, wait, reduce, forward. Sends are asynchronous and their
+// buffers must stay untouched until finish() (or until a later step proves the peer has them).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/communicator.h"
+#include "device/cpu/reduce.h"
+#include "transport/connection.h"
+
+namespace hoop {
+
+class Primitives {
+ public:
+  // `scratchPieces` send-side scratch slots of `pieceBytes` each, for intermediate results that
+  // have no home in the user's buffers (reduce-scatter, reduce).
+  Primitives(Communicator& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
+             size_t scratchPieces = 0);
+
+  void send(int to, const void* data, size_t bytes);
+  void recv(int from, void* data, size_t bytes);
+  // out = received (op) in, then send out. `out` may equal `in`.
+  void recvReduceSend(int from, int to, const void* in, void* out, size_t count);
+  // The last reduction: for avg also divides by the rank count. Sends out when to >= 0.
+  void recvReduceCopySend(int from, int to, const void* in, void* out, size_t count);
+  // Receives into out, then forwards out.
+  void recvCopySend(int from, int to, void* out, size_t bytes);
+  // Reduces into a scratch slot and sends it (for schedules whose output is too small to hold
+  // intermediate results).
+  void recvReduceSendScratch(int from, int to, const void* in, size_t count);
+  // Waits until every send has left this process.
+  void finish();
+
+ private:
+  void awaitRecv(Connection& c, uint64_t ticket, int from);
+  void awaitSend(Connection& c, uint64_t ticket, int to);
+  // Receives a piece into the staging slot and returns it.
+  const char* recvStaged(int from, size_t bytes);
+
+  Communicator& comm_;
+  FrameTag tag_;
+  DataType type_;
+  RedOp op_;
+  size_t pieceBytes_;
+  char* staging_;
+  char* scratchBase_;
+  size_t scratchPieces_;
+  size_t nextScratch_ = 0;
+  struct PendingSend {
+    Connection* connection = nullptr;
+    uint64_t ticket = 0;
+    int to = -1;
+  };
+  std::vector<PendingSend> scratchSends_;  // the send that last used each scratch slot
+  std::vector<int> sentTo_;                // peers with sends to flush in finish()
+};
+
+// Splits `count` elements into `parts` nearly equal ranges (the first count % parts get one more).
+struct EvenSplit {
+  size_t count;
+  size_t parts;
+  size_t offset(size_t i) const { return i * (count / parts) + std::min(i, count % parts); }
+  size_t size(size_t i) const { return count / parts + (i < count % parts ? 1 : 0); }
+};
+
+}  // namespace hoop

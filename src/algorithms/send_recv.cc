@@ -1,0 +1,88 @@
+// A group of sends and receives: everything is posted at once and completes together, so
+// exchanges in any direction and order cannot deadlock. Large messages are cut into pieces so
+// they spread over all of a connection's streams.
+#include <cstring>
+
+#include "algorithms/collective.h"
+#include "core/communicator.h"
+#include "core/error.h"
+
+namespace hoop {
+
+void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
+  const int self = comm.rank();
+  std::vector<int> peers;
+  for (const P2pOp& op : ops) {
+    if (op.peer != self) peers.push_back(op.peer);
+  }
+  comm.beginOperation(str("send/recv group of ", ops.size(), " operation(s)"));
+  comm.connectAll(peers);
+
+  // Sends to self are matched to receives from self in call order, as copies.
+  std::vector<const P2pOp*> selfSends;
+  std::vector<const P2pOp*> selfRecvs;
+  const size_t pieceBytes = comm.config().chunkBytes;
+  struct Waiting {
+    Connection* connection;
+    uint64_t lastTicket;
+    bool isSend;
+    int peer;
+  };
+  std::vector<Waiting> waits;
+  for (const P2pOp& op : ops) {
+    if (op.peer == self) {
+      (op.isSend ? selfSends : selfRecvs).push_back(&op);
+      continue;
+    }
+    Connection& c = comm.connection(op.peer);
+    const FrameTag tag{OpKind::kSendRecv,
+                       op.isSend ? comm.nextSendSeq(op.peer) : comm.nextRecvSeq(op.peer)};
+    const size_t bytes = op.count * dataTypeSize(op.type);
+    auto* data = static_cast<char*>(op.buffer);
+    uint64_t ticket = 0;
+    for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
+      const size_t piece = std::min(pieceBytes, bytes - offset);
+      const uint64_t posted =
+          op.isSend ? c.sendsPosted() - c.sendsCompleted() : c.recvsPosted() - c.recvsCompleted();
+      if (posted >= c.maxInFlight()) {
+        // Too much in flight: let the oldest message finish before posting more.
+        comm.waitUntil(
+            [&] {
+              return (op.isSend ? c.sendsPosted() - c.sendsCompleted()
+                                : c.recvsPosted() - c.recvsCompleted()) < c.maxInFlight();
+            },
+            [&] { return comm.peer(op.peer).describe(); });
+      }
+      ticket =
+          op.isSend ? c.postSend(data + offset, piece, tag) : c.postRecv(data + offset, piece, tag);
+      if (bytes == 0) break;
+    }
+    waits.push_back({&c, ticket, op.isSend, op.peer});
+  }
+  if (selfSends.size() != selfRecvs.size()) {
+    fail(hoopInvalidUsage, "rank ", self, ": a group has ", selfSends.size(),
+         " send(s) to itself but ", selfRecvs.size(), " receive(s) from itself");
+  }
+  for (size_t i = 0; i < selfSends.size(); ++i) {
+    size_t sendBytes = selfSends[i]->count * dataTypeSize(selfSends[i]->type);
+    size_t recvBytes = selfRecvs[i]->count * dataTypeSize(selfRecvs[i]->type);
+    if (sendBytes != recvBytes) {
+      fail(hoopInvalidUsage, "rank ", self, ": send to itself of ", sendBytes,
+           " bytes matched with a receive of ", recvBytes, " bytes");
+    }
+    std::memmove(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
+  }
+  for (const Waiting& w : waits) {
+    comm.waitUntil(
+        [&] {
+          return w.isSend ? w.connection->sendsCompleted() > w.lastTicket
+                          : w.connection->recvsCompleted() > w.lastTicket;
+        },
+        [&] {
+          return str(w.isSend ? "" : "data from ", comm.peer(w.peer).describe(),
+                     w.isSend ? " to receive" : "");
+        });
+  }
+}
+
+}  // namespace hoop

@@ -1,0 +1,83 @@
+// Rendezvous: every rank connects to the root, presents the job secret and its own details, and
+// receives everyone's. The root is a thread in one process (the hoopGetUniqueId caller, or rank 0
+// under a launcher). Afterwards ranks talk to each other directly; the root goes away.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/secret.h"
+#include "hoop/hoop.h"
+#include "transport/tcp/socket.h"
+
+namespace hoop {
+
+// What a hoopUniqueId carries.
+struct BootstrapId {
+  SocketAddress root;
+  Secret secret;
+  bool authenticated = true;
+  // Tells jobs apart when there is no secret (and is checked in either case).
+  uint64_t jobTag = 0;
+
+  hoopUniqueId encode() const;
+  static BootstrapId decode(const hoopUniqueId& id);
+};
+
+// What every rank learns about every other rank.
+struct PeerInfo {
+  int rank = -1;
+  int pid = 0;
+  uint64_t hostId = 0;  // hostname + boot id; equal ids share a host
+  std::string hostName;
+  SocketAddress listenAddress;
+
+  // "rank 3 (host b, pid 912)": how messages name a peer.
+  std::string describe() const;
+};
+
+// hostname + boot id (HOOP_HOSTNAME replaces both, to simulate hosts in tests).
+uint64_t localHostId();
+
+class RootService {
+ public:
+  // Binds `address` (port 0 picks one) and serves one rendezvous on a thread of its own.
+  RootService(const SocketAddress& address, const BootstrapId& id,
+              std::chrono::milliseconds timeout);
+  ~RootService();
+  RootService(const RootService&) = delete;
+  RootService& operator=(const RootService&) = delete;
+
+  // The address ranks connect to (the bound port filled in).
+  const SocketAddress& address() const { return address_; }
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+
+ private:
+  void run();
+
+  SocketAddress address_;
+  BootstrapId id_;
+  std::chrono::milliseconds timeout_;
+  UniqueFd listener_;
+  UniqueFd wakeup_;  // eventfd: the destructor's way to stop a pending rendezvous
+  std::atomic<bool> finished_{false};
+  std::thread thread_;
+};
+
+// Keeps root services started by hoopGetUniqueId alive until their rendezvous ends.
+void adoptRootService(std::unique_ptr<RootService> service);
+
+// Registers with the root and returns all ranks' details, indexed by rank. `describeSelf` gets
+// the local address of the connection to the root (the interface that reaches it) and returns
+// this rank's details, its listening address included.
+std::vector<PeerInfo> rendezvous(const BootstrapId& id, int nranks, int rank,
+                                 const std::function<PeerInfo(const SocketAddress&)>& describeSelf,
+                                 Clock::time_point deadline);
+
+}  // namespace hoop

@@ -1,0 +1,505 @@
+// The C boundary: validates arguments, turns hoop::Error into hoopResult_t, remembers messages
+// for hoopGetLastError, and implements groups. Nothing here moves data.
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "algorithms/collective.h"
+#include "core/communicator.h"
+#include "core/launch_env.h"
+#include "core/logging.h"
+#include "hoop/hoop.h"
+#include "transport/tcp/interfaces.h"
+
+#define HOOP_API extern "C" __attribute__((visibility("default")))
+
+using namespace hoop;
+
+struct hoopComm {
+  std::unique_ptr<Communicator> impl;
+  std::mutex errorMutex;
+  std::string lastError;
+  // The first failure inside an operation; the communicator is unusable after it.
+  hoopResult_t failure = hoopSuccess;
+  std::string failureMessage;
+};
+
+namespace {
+
+thread_local std::string threadLastError;
+
+// Live handles, so a destroyed or made-up handle is an error message instead of a crash.
+struct HandleRegistry {
+  std::mutex mutex;
+  std::unordered_set<hoopComm*> live;
+};
+HandleRegistry& handles() {
+  static HandleRegistry registry;
+  return registry;
+}
+
+bool isLive(hoopComm* comm) {
+  std::lock_guard lock(handles().mutex);
+  return handles().live.count(comm) != 0;
+}
+
+hoopComm* checkedComm(hoopComm* comm, const char* call) {
+  if (comm == nullptr) fail(hoopInvalidArgument, call, ": comm is NULL");
+  if (!isLive(comm)) {
+    fail(hoopInvalidUsage, call,
+         ": comm is not a live communicator (destroyed or aborted "
+         "already, or never created)");
+  }
+  return comm;
+}
+
+hoopResult_t record(hoopComm* comm, hoopResult_t code, const std::string& message) {
+  threadLastError = message;
+  if (comm != nullptr && isLive(comm)) {
+    std::lock_guard lock(comm->errorMutex);
+    comm->lastError = message;
+  }
+  log(LogLevel::kWarn, LogSubsys::kInit, comm != nullptr && isLive(comm) ? comm->impl->rank() : -1,
+      message);
+  return code;
+}
+
+// Runs body, mapping exceptions to result codes and messages.
+template <typename Body>
+hoopResult_t guarded(hoopComm* comm, Body&& body) {
+  try {
+    body();
+    return hoopSuccess;
+  } catch (const Error& e) {
+    return record(comm, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return record(comm, hoopSystemError, "out of memory");
+  } catch (const std::exception& e) {
+    return record(comm, hoopInternalError, str("internal error: ", e.what()));
+  }
+}
+
+void checkType(hoopDataType_t type, const char* call) {
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= hoopNumTypes) {
+    fail(hoopInvalidArgument, call, ": invalid datatype ", static_cast<int>(type));
+  }
+}
+
+void checkOp(hoopRedOp_t op, const char* call) {
+  if (static_cast<int>(op) < 0 || static_cast<int>(op) >= hoopNumOps) {
+    fail(hoopInvalidArgument, call, ": invalid reduction op ", static_cast<int>(op));
+  }
+}
+
+void checkBuffer(const void* buffer, size_t count, size_t elementSize, size_t multiplier,
+                 const char* name, const char* call) {
+  if (count > SIZE_MAX / elementSize / multiplier) {
+    fail(hoopInvalidArgument, call, ": count ", count, " overflows the byte size");
+  }
+  if (buffer == nullptr && count > 0) fail(hoopInvalidArgument, call, ": ", name, " is NULL");
+}
+
+void checkStream(hoopStream_t stream, const char* call) {
+  if (stream != nullptr) {
+    fail(hoopInvalidUsage, call,
+         ": a stream was given, but this hoop has no CUDA support; pass "
+         "NULL for host memory");
+  }
+}
+
+// An operation deferred to hoopGroupEnd.
+struct Deferred {
+  hoopComm* comm;
+  enum class Kind { kCollective, kP2p, kBarrier } kind;
+  CollectiveArgs collective;
+  P2pOp p2p;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Deferred> ops;
+};
+thread_local GroupState group;
+
+// Runs one operation on comm's communicator, holding its operation lock; a failure inside marks
+// the communicator failed, since peers may be mid-transfer.
+template <typename Body>
+void runOn(hoopComm* comm, Body&& body) {
+  std::lock_guard lock(comm->impl->operationMutex());
+  if (comm->failure != hoopSuccess) {
+    fail(comm->failure, "rank ", comm->impl->rank(),
+         ": the communicator failed earlier and cannot "
+         "be used (destroy or abort it): ",
+         comm->failureMessage);
+  }
+  try {
+    body(*comm->impl);
+  } catch (const Error& e) {
+    comm->failure = e.code();
+    comm->failureMessage = e.what();
+    throw;
+  }
+}
+
+void execute(const Deferred& op) {
+  switch (op.kind) {
+    case Deferred::Kind::kCollective:
+      runOn(op.comm, [&](Communicator& c) { runCollective(c, op.collective); });
+      break;
+    case Deferred::Kind::kBarrier: runOn(op.comm, [&](Communicator& c) { runBarrier(c); }); break;
+    case Deferred::Kind::kP2p:
+      runOn(op.comm, [&](Communicator& c) { runP2pGroup(c, {op.p2p}); });
+      break;
+  }
+}
+
+// Defers inside a group; runs at once outside one.
+hoopResult_t submit(hoopComm* comm, Deferred op) {
+  if (group.depth > 0) {
+    group.ops.push_back(std::move(op));
+    return hoopSuccess;
+  }
+  return guarded(comm, [&] { execute(op); });
+}
+
+hoopResult_t submitCollective(hoopComm* comm, const CollectiveArgs& args) {
+  return submit(comm, {comm, Deferred::Kind::kCollective, args, {}});
+}
+
+}  // namespace
+
+HOOP_API hoopResult_t hoopGetVersion(int* version) {
+  if (version == nullptr) return record(nullptr, hoopInvalidArgument, "hoopGetVersion: NULL");
+  *version = HOOP_VERSION_CODE;
+  return hoopSuccess;
+}
+
+HOOP_API hoopResult_t hoopGetUniqueId(hoopUniqueId* uniqueId) {
+  return guarded(nullptr, [&] {
+    if (uniqueId == nullptr) fail(hoopInvalidArgument, "hoopGetUniqueId: uniqueId is NULL");
+    BootstrapId id;
+    id.secret = Secret::random();
+    Secret tag = Secret::random();
+    std::memcpy(&id.jobTag, tag.bytes.data(), sizeof(id.jobTag));
+    SocketAddress address = chooseListenAddress(nullptr);
+    address.setPort(0);
+    auto root = std::make_unique<RootService>(address, id, Config::fromEnvironment().initTimeout);
+    id.root = root->address();
+    adoptRootService(std::move(root));
+    *uniqueId = id.encode();
+  });
+}
+
+namespace {
+
+hoopResult_t initComm(hoopComm_t* out, int nranks, int rank,
+                      const std::function<std::unique_ptr<Communicator>()>& create) {
+  return guarded(nullptr, [&] {
+    if (out == nullptr) fail(hoopInvalidArgument, "hoopCommInit: comm is NULL");
+    *out = nullptr;
+    if (nranks < 1) fail(hoopInvalidArgument, "hoopCommInitRank: nranks ", nranks, " < 1");
+    if (rank < 0 || rank >= nranks) {
+      fail(hoopInvalidArgument, "hoopCommInitRank: rank ", rank, " is not in [0, ", nranks, ")");
+    }
+    auto comm = std::make_unique<hoopComm>();
+    comm->impl = create();
+    std::lock_guard lock(handles().mutex);
+    handles().live.insert(comm.get());
+    *out = comm.release();
+  });
+}
+
+}  // namespace
+
+HOOP_API hoopResult_t hoopCommInitRank(hoopComm_t* comm, int nranks, hoopUniqueId commId,
+                                       int rank) {
+  return initComm(comm, nranks, rank, [&] {
+    return Communicator::create(BootstrapId::decode(commId), nranks, rank, nullptr);
+  });
+}
+
+HOOP_API hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm) {
+  LaunchEnv env;
+  hoopResult_t status = guarded(nullptr, [&] { env = readLaunchEnv(); });
+  if (status != hoopSuccess) return status;
+  return initComm(comm, env.size, env.rank, [&] {
+    std::unique_ptr<RootService> root;
+    if (env.rank == 0) {
+      root =
+          std::make_unique<RootService>(env.id.root, env.id, Config::fromEnvironment().initTimeout);
+    }
+    return Communicator::create(env.id, env.size, env.rank, std::move(root));
+  });
+}
+
+namespace {
+
+// Removes comm from the live set and frees it once no operation holds it.
+hoopResult_t release(hoopComm_t comm, const char* call, bool abort) {
+  hoopResult_t status = guarded(nullptr, [&] {
+    checkedComm(comm, call);
+    std::lock_guard lock(handles().mutex);
+    handles().live.erase(comm);
+  });
+  if (status != hoopSuccess) return status;
+  if (abort) comm->impl->requestAbort();
+  { std::lock_guard waitForOperation(comm->impl->operationMutex()); }
+  delete comm;
+  return hoopSuccess;
+}
+
+}  // namespace
+
+HOOP_API hoopResult_t hoopCommDestroy(hoopComm_t comm) {
+  return release(comm, "hoopCommDestroy", false);
+}
+
+HOOP_API hoopResult_t hoopCommAbort(hoopComm_t comm) {
+  return release(comm, "hoopCommAbort", true);
+}
+
+HOOP_API hoopResult_t hoopCommCount(const hoopComm_t comm, int* count) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommCount");
+    if (count == nullptr) fail(hoopInvalidArgument, "hoopCommCount: count is NULL");
+    *count = comm->impl->size();
+  });
+}
+
+HOOP_API hoopResult_t hoopCommUserRank(const hoopComm_t comm, int* rank) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommUserRank");
+    if (rank == nullptr) fail(hoopInvalidArgument, "hoopCommUserRank: rank is NULL");
+    *rank = comm->impl->rank();
+  });
+}
+
+HOOP_API hoopResult_t hoopCommLocalRank(const hoopComm_t comm, int* localRank) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommLocalRank");
+    if (localRank == nullptr) fail(hoopInvalidArgument, "hoopCommLocalRank: localRank is NULL");
+    *localRank = comm->impl->localRank();
+  });
+}
+
+HOOP_API hoopResult_t hoopCommLocalCount(const hoopComm_t comm, int* localCount) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommLocalCount");
+    if (localCount == nullptr) fail(hoopInvalidArgument, "hoopCommLocalCount: localCount is NULL");
+    *localCount = comm->impl->localSize();
+  });
+}
+
+HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommGetAsyncError");
+    if (asyncError == nullptr) fail(hoopInvalidArgument, "hoopCommGetAsyncError: NULL out");
+    std::lock_guard lock(comm->impl->operationMutex());
+    *asyncError = comm->failure;
+  });
+}
+
+HOOP_API const char* hoopGetErrorString(hoopResult_t result) {
+  switch (result) {
+    case hoopSuccess: return "no error";
+    case hoopUnhandledCudaError: return "unhandled cuda error";
+    case hoopSystemError: return "unhandled system error (network, memory, file descriptors)";
+    case hoopInternalError: return "internal error: a bug in hoop";
+    case hoopInvalidArgument: return "invalid argument";
+    case hoopInvalidUsage: return "invalid usage";
+    case hoopRemoteError: return "remote process exited or a network error occurred";
+    case hoopInProgress: return "operation in progress";
+    case hoopTimeout: return "operation timed out";
+    default: return "unknown result code";
+  }
+}
+
+HOOP_API const char* hoopGetLastError(hoopComm_t comm) {
+  if (comm != nullptr && isLive(comm)) {
+    std::lock_guard lock(comm->errorMutex);
+    threadLastError = comm->lastError;
+  }
+  return threadLastError.c_str();
+}
+
+HOOP_API hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                    hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
+                                    hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopAllReduce";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkOp(op, call);
+    checkStream(stream, call);
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
+    checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
+    args = {OpKind::kAllReduce,     sendbuff, recvbuff, count, static_cast<DataType>(datatype),
+            static_cast<RedOp>(op), 0,        0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+HOOP_API hoopResult_t hoopBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                    hoopDataType_t datatype, int root, hoopComm_t comm,
+                                    hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopBroadcast";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkStream(stream, call);
+    if (root < 0 || root >= comm->impl->size()) {
+      fail(hoopInvalidArgument, call, ": root ", root, " is not a rank of this communicator (",
+           comm->impl->size(), " ranks)");
+    }
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    if (comm->impl->rank() == root) checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
+    checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
+    args = {OpKind::kBroadcast, sendbuff, recvbuff, count, static_cast<DataType>(datatype),
+            RedOp::kSum,        root,     0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+HOOP_API hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                 hoopDataType_t datatype, hoopRedOp_t op, int root, hoopComm_t comm,
+                                 hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopReduce";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkOp(op, call);
+    checkStream(stream, call);
+    if (root < 0 || root >= comm->impl->size()) {
+      fail(hoopInvalidArgument, call, ": root ", root, " is not a rank of this communicator (",
+           comm->impl->size(), " ranks)");
+    }
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
+    if (comm->impl->rank() == root) checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
+    args = {OpKind::kReduce,        sendbuff, recvbuff, count, static_cast<DataType>(datatype),
+            static_cast<RedOp>(op), root,     0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+HOOP_API hoopResult_t hoopAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                    hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopAllGather";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkStream(stream, call);
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    size_t ranks = static_cast<size_t>(comm->impl->size());
+    checkBuffer(sendbuff, sendcount, elementSize, 1, "sendbuff", call);
+    checkBuffer(recvbuff, sendcount, elementSize, ranks, "recvbuff", call);
+    args = {OpKind::kAllGather, sendbuff, recvbuff, sendcount, static_cast<DataType>(datatype),
+            RedOp::kSum,        0,        0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+HOOP_API hoopResult_t hoopReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                        hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
+                                        hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopReduceScatter";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkOp(op, call);
+    checkStream(stream, call);
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    size_t ranks = static_cast<size_t>(comm->impl->size());
+    checkBuffer(sendbuff, recvcount, elementSize, ranks, "sendbuff", call);
+    checkBuffer(recvbuff, recvcount, elementSize, 1, "recvbuff", call);
+    args = {OpKind::kReduceScatter, sendbuff, recvbuff, recvcount, static_cast<DataType>(datatype),
+            static_cast<RedOp>(op), 0,        0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+namespace {
+
+hoopResult_t submitP2p(bool isSend, const void* buffer, size_t count, hoopDataType_t datatype,
+                       int peer, hoopComm_t comm, hoopStream_t stream) {
+  P2pOp op;
+  const char* call = isSend ? "hoopSend" : "hoopRecv";
+  hoopResult_t status = guarded(comm, [&] {
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkStream(stream, call);
+    if (peer < 0 || peer >= comm->impl->size()) {
+      fail(hoopInvalidArgument, call, ": peer ", peer, " is not a rank of this communicator (",
+           comm->impl->size(), " ranks)");
+    }
+    checkBuffer(buffer, count, dataTypeSize(static_cast<DataType>(datatype)), 1, "buffer", call);
+    op = {isSend, peer, const_cast<void*>(buffer), count, static_cast<DataType>(datatype)};
+  });
+  if (status != hoopSuccess) return status;
+  return submit(comm, {comm, Deferred::Kind::kP2p, {}, op});
+}
+
+}  // namespace
+
+HOOP_API hoopResult_t hoopSend(const void* sendbuff, size_t count, hoopDataType_t datatype,
+                               int peer, hoopComm_t comm, hoopStream_t stream) {
+  return submitP2p(true, sendbuff, count, datatype, peer, comm, stream);
+}
+
+HOOP_API hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t datatype, int peer,
+                               hoopComm_t comm, hoopStream_t stream) {
+  return submitP2p(false, recvbuff, count, datatype, peer, comm, stream);
+}
+
+HOOP_API hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream) {
+  hoopResult_t status = guarded(comm, [&] {
+    checkedComm(comm, "hoopBarrier");
+    checkStream(stream, "hoopBarrier");
+  });
+  return status != hoopSuccess ? status : submit(comm, {comm, Deferred::Kind::kBarrier, {}, {}});
+}
+
+HOOP_API hoopResult_t hoopGroupStart(void) {
+  ++group.depth;
+  return hoopSuccess;
+}
+
+HOOP_API hoopResult_t hoopGroupEnd(void) {
+  if (group.depth == 0) {
+    return record(nullptr, hoopInvalidUsage, "hoopGroupEnd without a matching hoopGroupStart");
+  }
+  if (--group.depth > 0) return hoopSuccess;
+  std::vector<Deferred> ops = std::move(group.ops);
+  group.ops.clear();
+  // Per communicator, in first-use order: collectives in call order, then all point-to-point
+  // operations together (so matching sends and receives progress at the same time).
+  std::vector<hoopComm*> comms;
+  for (const Deferred& op : ops) {
+    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
+  }
+  hoopResult_t first = hoopSuccess;
+  for (hoopComm* comm : comms) {
+    std::vector<P2pOp> p2p;
+    hoopResult_t status = guarded(comm, [&] {
+      checkedComm(comm, "hoopGroupEnd");
+      for (const Deferred& op : ops) {
+        if (op.comm != comm) continue;
+        if (op.kind == Deferred::Kind::kP2p)
+          p2p.push_back(op.p2p);
+        else
+          execute(op);
+      }
+      if (!p2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, p2p); });
+    });
+    if (first == hoopSuccess) first = status;
+  }
+  return first;
+}

@@ -1,0 +1,172 @@
+#include "core/communicator.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/logging.h"
+#include "transport/tcp/interfaces.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HOOP_CPU_RELAX() _mm_pause()
+#else
+#define HOOP_CPU_RELAX() ((void)0)
+#endif
+
+namespace hoop {
+
+std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nranks, int rank,
+                                                   std::unique_ptr<RootService> root) {
+  std::unique_ptr<Communicator> comm(new Communicator());
+  comm->rank_ = rank;
+  comm->config_ = Config::fromEnvironment();
+  comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
+  const auto deadline = Clock::now() + comm->config_.initTimeout;
+
+  UniqueFd listener;
+  auto describeSelf = [&](const SocketAddress& towardsRoot) {
+    SocketAddress address = chooseListenAddress(&towardsRoot);
+    address.setPort(0);
+    listener = listenOn(address, 1024, /*reuseAddress=*/false);
+    PeerInfo self;
+    self.pid = static_cast<int>(getpid());
+    self.hostId = localHostId();
+    self.hostName = localHostName();
+    self.listenAddress = SocketAddress::localOf(listener.get());
+    return self;
+  };
+  comm->peers_ = rendezvous(id, nranks, rank, describeSelf, deadline);
+  root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
+
+  for (const PeerInfo& p : comm->peers_) {
+    if (p.hostId != comm->peers_[rank].hostId) continue;
+    if (p.rank < rank) ++comm->localRank_;
+  }
+  comm->localSize_ = static_cast<int>(
+      std::count_if(comm->peers_.begin(), comm->peers_.end(),
+                    [&](const PeerInfo& p) { return p.hostId == comm->peers_[rank].hostId; }));
+  // Ring order is rank order for now; topology-aware ordering slots in here.
+  for (int r = 0; r < nranks; ++r) comm->ring_.push_back(r);
+  comm->ringPosition_ = rank;
+
+  TcpOptions options;
+  options.selfRank = rank;
+  options.secret = id.secret;
+  options.jobTag = id.jobTag;
+  options.streams = comm->config_.socketStreams;
+  options.socketBufferBytes = comm->config_.socketBufferBytes;
+  std::vector<TcpPeer> tcpPeers;
+  for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
+  comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
+  comm->connections_.resize(nranks);
+  comm->sendSeq_.assign(nranks, 0);
+  comm->recvSeq_.assign(nranks, 0);
+
+  comm->beginOperation("initialisation");
+  comm->deadline_ = deadline;
+  if (nranks > 1) {
+    int next = comm->ring_[(comm->ringPosition_ + 1) % nranks];
+    int prev = comm->ring_[(comm->ringPosition_ + nranks - 1) % nranks];
+    comm->connectAll({next, prev});
+  }
+  log(LogLevel::kInfo, LogSubsys::kInit, rank, "communicator ready: rank ", rank, " of ", nranks,
+      ", local rank ", comm->localRank_, " of ", comm->localSize_, ", ",
+      comm->config_.socketStreams, " tcp stream(s) per peer, id ", comm->peers_[rank].hostName);
+  return comm;
+}
+
+Communicator::~Communicator() = default;
+
+Connection& Communicator::connection(int peer) {
+  if (!connections_[peer]) connectAll({peer});
+  return *connections_[peer];
+}
+
+void Communicator::connectAll(const std::vector<int>& peers) {
+  auto aborted = [this] { return abortRequested(); };
+  // Connecting never blocks on the peer (its listen backlog takes us), so do those first; then
+  // the accepts, which wait for peers that are doing the same.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int peer : peers) {
+      if (peer == rank_ || connections_[peer]) continue;
+      bool weConnect = rank_ < peer;
+      if (weConnect != (pass == 0)) continue;
+      connections_[peer] = tcp_->establish(peer, deadline_, aborted);
+      active_.push_back(connections_[peer].get());
+    }
+  }
+}
+
+void Communicator::beginOperation(std::string description) {
+  operation_ = std::move(description);
+  deadline_ = Clock::now() + config_.opTimeout;
+}
+
+void Communicator::progressAll(bool& moved) {
+  for (Connection* c : active_) moved |= c->progress();
+}
+
+void Communicator::waitUntil(const std::function<bool()>& done,
+                             const std::function<std::string()>& waitingFor) {
+  auto spinUntil = Clock::now() + config_.spinBeforeSleep;
+  int yields = 0;
+  while (true) {
+    bool moved = false;
+    progressAll(moved);
+    if (done()) return;
+    if (abortRequested()) {
+      fail(hoopInvalidUsage, "rank ", rank_, ": ", operation_, " was aborted (hoopCommAbort)");
+    }
+    if (moved) {
+      spinUntil = Clock::now() + config_.spinBeforeSleep;
+      yields = 0;
+      continue;
+    }
+    auto now = Clock::now();
+    if (now >= deadline_) {
+      fail(hoopTimeout, "rank ", rank_, ": ", operation_, " timed out after ",
+           std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
+           " s waiting for ", waitingFor(),
+           "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");
+    }
+    // Spin first (the answer is usually microseconds away), then give the core to others
+    // (ranks may outnumber cores), then sleep in the kernel until a socket is ready.
+    if (now < spinUntil) {
+      for (int i = 0; i < 16; ++i) HOOP_CPU_RELAX();
+      continue;
+    }
+    if (yields < 4) {
+      ++yields;
+      std::this_thread::yield();
+      continue;
+    }
+    pollFds_.clear();
+    pollFds_.push_back({wakeup_.get(), POLLIN, 0});
+    for (Connection* c : active_) c->addWaitFds(pollFds_);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count();
+    int timeoutMs = static_cast<int>(std::clamp<long long>(left, 1, 100));
+    if (::poll(pollFds_.data(), pollFds_.size(), timeoutMs) < 0 && errno != EINTR) {
+      fail(hoopSystemError, "rank ", rank_, ": poll: ", errnoText(errno));
+    }
+    spinUntil = Clock::now() + config_.spinBeforeSleep / 4;
+  }
+}
+
+char* Communicator::scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
+void Communicator::requestAbort() {
+  abort_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  if (write(wakeup_.get(), &one, sizeof(one)) < 0) {
+    // The flag alone still stops every wait within its 100 ms poll slice.
+  }
+}
+
+}  // namespace hoop

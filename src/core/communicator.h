@@ -1,0 +1,95 @@
+// A communicator: this rank's view of the job (peers, ring order, connections) and the wait loop
+// every blocking operation runs in.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/types.h"
+#include "transport/connection.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace hoop {
+
+class Communicator {
+ public:
+  // Collective over all ranks: rendezvous, then connections to the ring neighbours. `root` is
+  // the rendezvous this process serves, if any; it is kept until the rendezvous is over.
+  static std::unique_ptr<Communicator> create(const BootstrapId& id, int nranks, int rank,
+                                              std::unique_ptr<RootService> root);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(peers_.size()); }
+  int localRank() const { return localRank_; }
+  int localSize() const { return localSize_; }
+  const PeerInfo& peer(int rank) const { return peers_[rank]; }
+  const Config& config() const { return config_; }
+  // Ranks in ring order, and this rank's place in it.
+  const std::vector<int>& ring() const { return ring_; }
+  int ringPosition() const { return ringPosition_; }
+
+  // Every collective takes the next number; ranks must call collectives in the same order, and
+  // the number travels with the data so a rank that did not is caught.
+  uint32_t nextCollectiveSeq() { return collectiveSeq_++; }
+  uint32_t nextSendSeq(int peer) { return sendSeq_[peer]++; }
+  uint32_t nextRecvSeq(int peer) { return recvSeq_[peer]++; }
+
+  // The connection to `peer`, set up on first use (both ranks must be asking at about the same
+  // time, as they are inside a collective or a matched send/recv).
+  Connection& connection(int peer);
+  // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
+  void connectAll(const std::vector<int>& peers);
+
+  // Starts the clock for one operation's HOOP_TIMEOUT; describes it for error messages.
+  void beginOperation(std::string description);
+  const std::string& operation() const { return operation_; }
+  // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
+  // abort, timeout (naming `waitingFor()`), or a connection failure.
+  void waitUntil(const std::function<bool()>& done, const std::function<std::string()>& waitingFor);
+
+  // Staging memory for received pieces, grown on demand and kept for later calls.
+  char* scratch(size_t bytes);
+
+  // From any thread: wakes every wait on this communicator, which then throws.
+  void requestAbort();
+  bool abortRequested() const { return abort_.load(std::memory_order_acquire); }
+  // Held by every operation; hoopCommAbort takes it after requestAbort() to know all have left.
+  std::mutex& operationMutex() { return operationMutex_; }
+
+ private:
+  Communicator() = default;
+  void progressAll(bool& moved);
+
+  int rank_ = 0;
+  int localRank_ = 0;
+  int localSize_ = 1;
+  int ringPosition_ = 0;
+  Config config_;
+  std::vector<PeerInfo> peers_;
+  std::vector<int> ring_;
+  std::unique_ptr<TcpTransport> tcp_;
+  std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank, null until used
+  std::vector<Connection*> active_;                       // the non-null ones
+  uint32_t collectiveSeq_ = 0;
+  std::vector<uint32_t> sendSeq_;
+  std::vector<uint32_t> recvSeq_;
+  std::string operation_;
+  Clock::time_point deadline_{};
+  std::vector<char> scratch_;
+  std::vector<pollfd> pollFds_;
+  std::atomic<bool> abort_{false};
+  UniqueFd wakeup_;  // eventfd written by requestAbort
+  std::mutex operationMutex_;
+};
+
+}  // namespace hoop

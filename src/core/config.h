@@ -1,0 +1,23 @@
+// Per-communicator settings, read from the environment once at init.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace hoop {
+
+struct Config {
+  std::chrono::milliseconds initTimeout{300'000};  // HOOP_INIT_TIMEOUT (s)
+  std::chrono::milliseconds opTimeout{600'000};    // HOOP_TIMEOUT (s), as torch.distributed
+  int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
+  int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
+  size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
+  size_t directMaxBytes = 64 << 10;                // HOOP_DIRECT_MAX_BYTES: see algorithms
+  std::string algorithm;                           // HOOP_ALGO: force one (ring, direct)
+  std::chrono::microseconds spinBeforeSleep{50};   // HOOP_SPIN_US
+
+  static Config fromEnvironment();
+};
+
+}  // namespace hoop

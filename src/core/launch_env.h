@@ -1,0 +1,22 @@
+// Where hoopCommInitFromEnv finds rank, size and the root: hooprun, OpenMPI, Slurm, torchrun.
+#pragma once
+
+#include <string>
+
+#include "core/bootstrap.h"
+
+namespace hoop {
+
+struct LaunchEnv {
+  int rank = -1;
+  int size = -1;
+  std::string launcher;  // which variables supplied rank and size, for messages
+  BootstrapId id;        // root address, secret (or none), job tag
+};
+
+// Reads the environment; a missing or malformed variable is hoopInvalidArgument naming it.
+// The root address is HOOP_ROOT_ADDR (host:port), else MASTER_ADDR with MASTER_PORT + 1 (the
+// port itself belongs to torch's own store under torchrun).
+LaunchEnv readLaunchEnv();
+
+}  // namespace hoop

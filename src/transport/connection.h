@@ -1,0 +1,51 @@
+// A connection between this rank and one peer: two ordered message queues, one each way.
+// Messages are posted without blocking and complete in posting order per direction; a message's
+// buffer belongs to the connection from post until completion. The caller's wait loop moves data
+// (progress()) and sleeps on waitFds() when nothing moves, so a blocking collective needs no
+// thread hand-off on its critical path.
+#pragma once
+
+#include <poll.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+
+namespace hoop {
+
+// Carried by every message: which operation it belongs to.
+struct FrameTag {
+  OpKind kind;
+  uint32_t seq;
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // Tickets count from 0 per direction. Completion is in ticket order.
+  virtual uint64_t postSend(const void* data, size_t bytes, FrameTag tag) = 0;
+  virtual uint64_t postRecv(void* data, size_t bytes, FrameTag tag) = 0;
+  // Number of messages completed in each direction (ticket t is done when t < completed).
+  virtual uint64_t sendsCompleted() const = 0;
+  virtual uint64_t recvsCompleted() const = 0;
+  virtual uint64_t sendsPosted() const = 0;
+  virtual uint64_t recvsPosted() const = 0;
+  // Most messages in flight per direction; post no more before earlier ones complete.
+  virtual size_t maxInFlight() const = 0;
+
+  // Moves what it can without blocking; true when anything moved. Throws hoop::Error naming the
+  // peer when the connection fails or a message does not match what was posted.
+  virtual bool progress() = 0;
+  // Descriptors to sleep on while it has work pending.
+  virtual void addWaitFds(std::vector<pollfd>& fds) const = 0;
+
+  bool idle() const {
+    return sendsCompleted() == sendsPosted() && recvsCompleted() == recvsPosted();
+  }
+};
+
+}  // namespace hoop

@@ -1,0 +1,84 @@
+// Sockets as RAII values and the few blocking helpers setup code needs. Every blocking helper
+// takes a deadline and an abort check, so no setup step can hang past HOOP_INIT_TIMEOUT.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+namespace hoop {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns one file descriptor; closes it once.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1);
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+// An IPv4 or IPv6 address with port, as a plain value.
+class SocketAddress {
+ public:
+  SocketAddress() = default;
+  SocketAddress(const sockaddr* address, socklen_t length);
+
+  // "1.2.3.4:5", "[::1]:5" or "hostname:5" (resolved, first result).
+  static SocketAddress parse(const std::string& hostPort);
+  // Address of a connected or bound socket.
+  static SocketAddress localOf(int fd);
+  static SocketAddress peerOf(int fd);
+
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage_); }
+  socklen_t length() const { return length_; }
+  int family() const { return storage_.ss_family; }
+  uint16_t port() const;
+  void setPort(uint16_t port);
+  bool isLoopback() const;
+  std::string toString() const;
+
+ private:
+  sockaddr_storage storage_{};
+  socklen_t length_ = 0;
+};
+
+// Listening socket bound to `address` (port 0 picks one); non-blocking, close-on-exec.
+UniqueFd listenOn(const SocketAddress& address, int backlog, bool reuseAddress);
+
+// Connects, retrying refused or unreachable attempts with backoff until the deadline (the root
+// may not be listening yet). `describe` names the target for the error message.
+UniqueFd connectWithRetry(const SocketAddress& address, Clock::time_point deadline,
+                          const std::function<bool()>& aborted, const std::string& describe);
+
+// Blocking exchange with a deadline; on failure throw hoop::Error naming `what`.
+void sendAll(int fd, const void* data, size_t bytes, Clock::time_point deadline,
+             const std::string& what);
+void recvAll(int fd, void* data, size_t bytes, Clock::time_point deadline, const std::string& what);
+
+void setNonBlocking(int fd);
+// TCP_NODELAY and large buffers: the data path's socket options.
+void tuneDataSocket(int fd, int bufferBytes);
+
+}  // namespace hoop

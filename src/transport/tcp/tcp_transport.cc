@@ -1,0 +1,162 @@
+#include "transport/tcp/tcp_transport.h"
+
+#include "core/logging.h"
+#include "core/wire.h"
+
+namespace hoop {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x43504f48;  // "HOPC"
+constexpr uint16_t kHelloVersion = 1;
+constexpr int kMaxStreams = 64;
+
+struct Hello {
+  uint16_t streams = 0;
+  uint16_t streamIndex = 0;
+  Secret secret;
+  uint64_t jobTag = 0;
+  uint32_t fromRank = 0;
+  uint32_t toRank = 0;
+};
+
+std::vector<uint8_t> encodeHello(const Hello& h) {
+  WireWriter out;
+  out.u32(kHelloMagic);
+  out.u16(kHelloVersion);
+  out.u16(h.streams);
+  out.u16(h.streamIndex);
+  out.u16(0);
+  out.raw(h.secret.bytes.data(), h.secret.bytes.size());
+  out.u64(h.jobTag);
+  out.u32(h.fromRank);
+  out.u32(h.toRank);
+  return out.bytes();
+}
+
+const size_t kHelloBytes = encodeHello(Hello{}).size();
+
+Hello decodeHello(const std::vector<uint8_t>& bytes) {
+  WireReader in(bytes.data(), bytes.size(), "connection hello");
+  if (in.u32() != kHelloMagic) fail(hoopRemoteError, "not a hoop connection");
+  if (in.u16() != kHelloVersion) fail(hoopRemoteError, "another hoop wire version");
+  Hello h;
+  h.streams = in.u16();
+  h.streamIndex = in.u16();
+  in.u16();
+  in.raw(h.secret.bytes.data(), h.secret.bytes.size());
+  h.jobTag = in.u64();
+  h.fromRank = in.u32();
+  h.toRank = in.u32();
+  return h;
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport(TcpOptions options, UniqueFd listener, std::vector<TcpPeer> peers)
+    : options_(std::move(options)),
+      listener_(std::move(listener)),
+      peers_(std::move(peers)),
+      acceptor_(listener_.get(), kHelloBytes) {
+  options_.streams = std::clamp(options_.streams, 1, kMaxStreams);
+}
+
+std::unique_ptr<TcpConnection> TcpTransport::establish(int peer, Clock::time_point deadline,
+                                                       const std::function<bool()>& aborted) {
+  return options_.selfRank < peer ? connectTo(peer, deadline, aborted)
+                                  : acceptFrom(peer, deadline, aborted);
+}
+
+std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_point deadline,
+                                                       const std::function<bool()>& aborted) {
+  const TcpPeer& target = peers_[peer];
+  std::vector<UniqueFd> streams;
+  for (int s = 0; s < options_.streams; ++s) {
+    UniqueFd fd = connectWithRetry(target.address, deadline, aborted, target.description);
+    tuneDataSocket(fd.get(), options_.socketBufferBytes);
+    Hello hello;
+    hello.streams = static_cast<uint16_t>(options_.streams);
+    hello.streamIndex = static_cast<uint16_t>(s);
+    hello.secret = options_.secret;
+    hello.jobTag = options_.jobTag;
+    hello.fromRank = static_cast<uint32_t>(options_.selfRank);
+    hello.toRank = static_cast<uint32_t>(peer);
+    auto bytes = encodeHello(hello);
+    sendAll(fd.get(), bytes.data(), bytes.size(), deadline, "the hello to " + target.description);
+    setNonBlocking(fd.get());
+    streams.push_back(std::move(fd));
+  }
+  log(LogLevel::kInfo, LogSubsys::kNet, options_.selfRank, "connected to ", target.description,
+      " at ", target.address.toString(), " over tcp, ", streams.size(), " stream(s)");
+  return std::make_unique<TcpConnection>(std::move(streams), options_.selfRank, target.description);
+}
+
+bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
+  Hello hello;
+  try {
+    hello = decodeHello(arrival.hello);
+  } catch (const Error& e) {
+    log(LogLevel::kWarn, LogSubsys::kNet, options_.selfRank, "refused a connection from ",
+        arrival.from, ": ", e.what());
+    return false;
+  }
+  std::string why;
+  if (!hello.secret.matches(options_.secret) || hello.jobTag != options_.jobTag) {
+    why = "it did not present this job's secret";
+  } else if (hello.toRank != static_cast<uint32_t>(options_.selfRank)) {
+    why = str("it was meant for rank ", hello.toRank);
+  } else if (hello.fromRank >= peers_.size() ||
+             hello.fromRank >= static_cast<uint32_t>(options_.selfRank)) {
+    why = str("it claims to be rank ", hello.fromRank);
+  } else if (hello.streams < 1 || hello.streams > kMaxStreams ||
+             hello.streamIndex >= hello.streams) {
+    why = str("bad stream ", hello.streamIndex, " of ", hello.streams);
+  }
+  auto& slots = arrived_[static_cast<int>(hello.fromRank)];
+  if (why.empty() && !slots.empty() && slots.size() != hello.streams) {
+    why = "inconsistent stream count";
+  }
+  if (why.empty()) {
+    slots.resize(hello.streams);
+    if (slots[hello.streamIndex].has_value()) why = "duplicate stream";
+  }
+  if (!why.empty()) {
+    log(LogLevel::kWarn, LogSubsys::kNet, options_.selfRank, "refused a connection from ",
+        arrival.from, ": ", why);
+    return false;
+  }
+  tuneDataSocket(arrival.fd.get(), options_.socketBufferBytes);
+  slots[hello.streamIndex] = std::move(arrival.fd);
+  return true;
+}
+
+std::unique_ptr<TcpConnection> TcpTransport::acceptFrom(int peer, Clock::time_point deadline,
+                                                        const std::function<bool()>& aborted) {
+  auto complete = [&] {
+    auto found = arrived_.find(peer);
+    if (found == arrived_.end() || found->second.empty()) return false;
+    for (const auto& slot : found->second) {
+      if (!slot) return false;
+    }
+    return true;
+  };
+  while (!complete()) {
+    if (aborted && aborted()) fail(hoopInvalidUsage, "rank ", options_.selfRank, ": aborted");
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      fail(hoopTimeout, "rank ", options_.selfRank, ": timed out waiting for ",
+           peers_[peer].description, " to connect; did it exit, hang, or call something else?");
+    }
+    for (auto& arrival : acceptor_.poll(std::min(left, std::chrono::milliseconds(100)))) {
+      admit(arrival);
+    }
+  }
+  std::vector<UniqueFd> streams;
+  for (auto& slot : arrived_[peer]) streams.push_back(std::move(*slot));
+  arrived_.erase(peer);
+  log(LogLevel::kInfo, LogSubsys::kNet, options_.selfRank, "accepted ", peers_[peer].description,
+      " over tcp, ", streams.size(), " stream(s)");
+  return std::make_unique<TcpConnection>(std::move(streams), options_.selfRank,
+                                         peers_[peer].description);
+}
+
+}  // namespace hoop

@@ -1,0 +1,60 @@
+// Builds TcpConnections between ranks. Of each pair, the lower rank connects and the higher rank
+// accepts, so a pair never ends up with two connections; connecting never waits for the peer to
+// call accept (the listen backlog takes it), so ranks may set up their connections in any order.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/secret.h"
+#include "transport/tcp/handshake_acceptor.h"
+#include "transport/tcp/tcp_connection.h"
+
+namespace hoop {
+
+struct TcpPeer {
+  SocketAddress address;
+  std::string description;  // "rank 3 (host b, pid 912)"
+};
+
+struct TcpOptions {
+  int selfRank = 0;
+  Secret secret;
+  uint64_t jobTag = 0;
+  int streams = 1;            // HOOP_SOCKET_NSTREAMS
+  int socketBufferBytes = 0;  // 0 leaves the kernel's autotuning alone
+};
+
+class TcpTransport {
+ public:
+  TcpTransport(TcpOptions options, UniqueFd listener, std::vector<TcpPeer> peers);
+
+  // Returns the connection to `peer`, connecting or accepting as the pair's rule says. Waits at
+  // most until `deadline`; `aborted` is polled while waiting.
+  std::unique_ptr<TcpConnection> establish(int peer, Clock::time_point deadline,
+                                           const std::function<bool()>& aborted);
+  // Starts the connecting half ahead of time (so several can be in flight); no-op for accepts.
+  const TcpOptions& options() const { return options_; }
+
+ private:
+  std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
+                                           const std::function<bool()>& aborted);
+  std::unique_ptr<TcpConnection> acceptFrom(int peer, Clock::time_point deadline,
+                                            const std::function<bool()>& aborted);
+  // Validates a hello and files the stream under its rank; false (logged) for strangers.
+  bool admit(HandshakeAcceptor::Arrival& arrival);
+
+  TcpOptions options_;
+  UniqueFd listener_;
+  std::vector<TcpPeer> peers_;
+  HandshakeAcceptor acceptor_;
+  // Streams accepted from peers this rank has not asked for yet, by rank then stream index.
+  std::map<int, std::vector<std::optional<UniqueFd>>> arrived_;
+};
+
+}  // namespace hoop
