@@ -1,0 +1,286 @@
+// The C and C++ API in one process: argument checking, error messages, lifetimes, abort, and
+// ranks as threads for the cases that need several (mismatched calls, strangers on the ports).
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <thread>
+
+#include "core/bootstrap.h"
+#include "core/error.h"
+#include "hoop/hoop.h"
+#include "hoop/hoop.hpp"
+#include "transport/tcp/socket.h"
+
+namespace {
+
+// A communicator of one rank, enough for argument checks.
+class SingleRank : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hoopUniqueId id;
+    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess) << hoopGetLastError(nullptr);
+    ASSERT_EQ(hoopCommInitRank(&comm_, 1, id, 0), hoopSuccess) << hoopGetLastError(nullptr);
+  }
+  void TearDown() override {
+    if (comm_ != nullptr) {
+      EXPECT_EQ(hoopCommDestroy(comm_), hoopSuccess);
+    }
+  }
+  void expectError(hoopResult_t result, hoopResult_t expected, const char* mentions) {
+    EXPECT_EQ(result, expected) << hoopGetLastError(comm_);
+    EXPECT_NE(std::string(hoopGetLastError(comm_)).find(mentions), std::string::npos)
+        << hoopGetLastError(comm_);
+  }
+  hoopComm_t comm_ = nullptr;
+  float data_[4] = {1, 2, 3, 4};
+};
+
+TEST_F(SingleRank, QueriesAndVersion) {
+  int value = -1;
+  EXPECT_EQ(hoopCommCount(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 1);
+  EXPECT_EQ(hoopCommUserRank(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(hoopCommLocalRank(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(hoopCommLocalCount(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 1);
+  EXPECT_EQ(hoopGetVersion(&value), hoopSuccess);
+  EXPECT_EQ(value, HOOP_VERSION_CODE);
+  hoopResult_t async = hoopInternalError;
+  EXPECT_EQ(hoopCommGetAsyncError(comm_, &async), hoopSuccess);
+  EXPECT_EQ(async, hoopSuccess);
+}
+
+TEST_F(SingleRank, NullBuffers) {
+  expectError(hoopAllReduce(nullptr, data_, 4, hoopFloat32, hoopSum, comm_, nullptr),
+              hoopInvalidArgument, "sendbuff is NULL");
+  expectError(hoopAllGather(data_, nullptr, 1, hoopFloat32, comm_, nullptr), hoopInvalidArgument,
+              "recvbuff is NULL");
+  expectError(hoopSend(nullptr, 1, hoopFloat32, 0, comm_, nullptr), hoopInvalidArgument,
+              "buffer is NULL");
+  // Zero elements need no buffer.
+  EXPECT_EQ(hoopAllReduce(nullptr, nullptr, 0, hoopFloat32, hoopSum, comm_, nullptr), hoopSuccess);
+}
+
+TEST_F(SingleRank, InvalidEnumsRootsAndPeers) {
+  expectError(
+      hoopAllReduce(data_, data_, 4, static_cast<hoopDataType_t>(42), hoopSum, comm_, nullptr),
+      hoopInvalidArgument, "invalid datatype 42");
+  expectError(
+      hoopAllReduce(data_, data_, 4, hoopFloat32, static_cast<hoopRedOp_t>(-1), comm_, nullptr),
+      hoopInvalidArgument, "invalid reduction op -1");
+  expectError(hoopBroadcast(data_, data_, 4, hoopFloat32, 1, comm_, nullptr), hoopInvalidArgument,
+              "root 1");
+  expectError(hoopReduce(data_, data_, 4, hoopFloat32, hoopSum, -1, comm_, nullptr),
+              hoopInvalidArgument, "root -1");
+  expectError(hoopRecv(data_, 4, hoopFloat32, 3, comm_, nullptr), hoopInvalidArgument, "peer 3");
+}
+
+TEST_F(SingleRank, CountOverflow) {
+  expectError(hoopAllReduce(data_, data_, SIZE_MAX / 2, hoopFloat32, hoopSum, comm_, nullptr),
+              hoopInvalidArgument, "overflows");
+  expectError(hoopAllGather(data_, data_, SIZE_MAX / 2, hoopInt32, comm_, nullptr),
+              hoopInvalidArgument, "overflows");
+}
+
+TEST_F(SingleRank, StreamWithoutCuda) {
+  int fakeStream = 0;
+  expectError(hoopAllReduce(data_, data_, 4, hoopFloat32, hoopSum, comm_, &fakeStream),
+              hoopInvalidUsage, "CUDA");
+}
+
+TEST_F(SingleRank, DestroyTwiceIsAnErrorNotACrash) {
+  EXPECT_EQ(hoopCommDestroy(comm_), hoopSuccess);
+  EXPECT_EQ(hoopCommDestroy(comm_), hoopInvalidUsage);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("not a live communicator"),
+            std::string::npos);
+  int count = 0;
+  EXPECT_EQ(hoopCommCount(comm_, &count), hoopInvalidUsage);
+  EXPECT_EQ(hoopAllReduce(data_, data_, 4, hoopFloat32, hoopSum, comm_, nullptr), hoopInvalidUsage);
+  comm_ = nullptr;
+  EXPECT_EQ(hoopCommDestroy(nullptr), hoopInvalidArgument);
+}
+
+TEST_F(SingleRank, SingleRankCollectivesAreCopies) {
+  float out[4] = {};
+  ASSERT_EQ(hoopAllReduce(data_, out, 4, hoopFloat32, hoopAvg, comm_, nullptr), hoopSuccess);
+  EXPECT_EQ(out[3], 4.0f);
+  int32_t value = 7;
+  int32_t received = 0;
+  ASSERT_EQ(hoopGroupStart(), hoopSuccess);
+  ASSERT_EQ(hoopSend(&value, 1, hoopInt32, 0, comm_, nullptr), hoopSuccess);
+  ASSERT_EQ(hoopRecv(&received, 1, hoopInt32, 0, comm_, nullptr), hoopSuccess);
+  ASSERT_EQ(hoopGroupEnd(), hoopSuccess);
+  EXPECT_EQ(received, 7);
+  EXPECT_EQ(hoopBarrier(comm_, nullptr), hoopSuccess);
+}
+
+TEST(Api, InitArgumentErrors) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  hoopComm_t comm = nullptr;
+  EXPECT_EQ(hoopCommInitRank(&comm, 0, id, 0), hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("nranks 0"), std::string::npos);
+  EXPECT_EQ(hoopCommInitRank(&comm, 2, id, 2), hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("rank 2"), std::string::npos);
+  EXPECT_EQ(hoopCommInitRank(nullptr, 1, id, 0), hoopInvalidArgument);
+  hoopUniqueId garbage{};
+  EXPECT_EQ(hoopCommInitRank(&comm, 1, garbage, 0), hoopInvalidArgument);
+  EXPECT_EQ(hoopGroupEnd(), hoopInvalidUsage);
+  EXPECT_STREQ(hoopGetErrorString(hoopTimeout), "operation timed out");
+}
+
+TEST(Api, InitFromEnvWithoutALauncherSaysWhatToDo) {
+  for (const char* name : {"HOOP_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "RANK"})
+    unsetenv(name);
+  hoopComm_t comm = nullptr;
+  EXPECT_EQ(hoopCommInitFromEnv(&comm), hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("hooprun"), std::string::npos);
+}
+
+TEST(CppApi, TypedCallsAndExceptions) {
+  hoop::Communicator comm(1, hoop::UniqueId::create(), 0);
+  std::vector<int64_t> data = {1, 2, 3};
+  comm.allReduce(std::span<int64_t>(data), hoopMax);
+  EXPECT_EQ(data[2], 3);
+  std::vector<int64_t> tooSmall(2);
+  try {
+    comm.allReduce(std::span<const int64_t>(data), std::span<int64_t>(tooSmall));
+    FAIL() << "no exception";
+  } catch (const hoop::Exception& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+  }
+  try {
+    comm.broadcast(std::span<int64_t>(data), 5);
+    FAIL() << "no exception";
+  } catch (const hoop::Exception& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("root 5"), std::string::npos);
+  }
+}
+
+// Ranks as threads of this process, each with its own communicator.
+template <typename Body>
+void runRanks(int nranks, Body body) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r) {
+    threads.emplace_back([&, r] {
+      hoopComm_t comm = nullptr;
+      ASSERT_EQ(hoopCommInitRank(&comm, nranks, id, r), hoopSuccess) << hoopGetLastError(nullptr);
+      body(comm, r);
+      hoopCommDestroy(comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(Mismatch, DifferentCountsAreInvalidUsageOnBothRanks) {
+  runRanks(2, [](hoopComm_t comm, int rank) {
+    std::vector<float> data(rank == 0 ? 10 : 20, 1.0f);
+    hoopResult_t result =
+        hoopAllReduce(data.data(), data.data(), data.size(), hoopFloat32, hoopSum, comm, nullptr);
+    EXPECT_EQ(result, hoopInvalidUsage) << "rank " << rank;
+    std::string message = hoopGetLastError(comm);
+    EXPECT_NE(message.find("allreduce #0"), std::string::npos) << message;
+    EXPECT_NE(message.find(rank == 0 ? "rank 1" : "rank 0"), std::string::npos) << message;
+    // The communicator stays failed and says so.
+    EXPECT_NE(hoopBarrier(comm, nullptr), hoopSuccess);
+    hoopResult_t async = hoopSuccess;
+    EXPECT_EQ(hoopCommGetAsyncError(comm, &async), hoopSuccess);
+    EXPECT_EQ(async, hoopInvalidUsage);
+  });
+}
+
+TEST(Mismatch, DifferentCollectivesAreInvalidUsage) {
+  runRanks(2, [](hoopComm_t comm, int rank) {
+    std::vector<int32_t> data(64, rank);
+    hoopResult_t result =
+        rank == 0 ? hoopAllReduce(data.data(), data.data(), 64, hoopInt32, hoopSum, comm, nullptr)
+                  : hoopBroadcast(data.data(), data.data(), 64, hoopInt32, 0, comm, nullptr);
+    // Rank 1 receives rank 0's allreduce data while in its broadcast and says so. Rank 0 is
+    // only told that rank 1 went away (telling it why is the mismatch protocol's job).
+    std::string message = hoopGetLastError(comm);
+    if (rank == 1) {
+      EXPECT_EQ(result, hoopInvalidUsage) << message;
+      EXPECT_NE(message.find("broadcast #0"), std::string::npos) << message;
+      EXPECT_NE(message.find("allreduce #0"), std::string::npos) << message;
+    } else {
+      EXPECT_NE(result, hoopSuccess);
+      EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
+    }
+  });
+}
+
+TEST(Abort, UnblocksAWaitingCallQuickly) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  hoopComm_t comms[2] = {};
+  std::thread other([&] { ASSERT_EQ(hoopCommInitRank(&comms[1], 2, id, 1), hoopSuccess); });
+  ASSERT_EQ(hoopCommInitRank(&comms[0], 2, id, 0), hoopSuccess);
+  other.join();
+  // Rank 0 waits in an allreduce rank 1 never joins; another thread aborts it.
+  std::promise<hoopResult_t> done;
+  std::thread waiter([&] {
+    float value = 1;
+    done.set_value(hoopAllReduce(&value, &value, 1, hoopFloat32, hoopSum, comms[0], nullptr));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(hoopCommAbort(comms[0]), hoopSuccess);
+  auto future = done.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_NE(future.get(), hoopSuccess);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  waiter.join();
+  EXPECT_EQ(hoopCommDestroy(comms[1]), hoopSuccess);
+}
+
+// Connections that do not present the job secret are dropped; the job carries on.
+TEST(Security, StrangersAtTheRootAreRefusedAndTheJobCompletes) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  hoop::BootstrapId decoded = hoop::BootstrapId::decode(id);
+  auto deadline = hoop::Clock::now() + std::chrono::seconds(5);
+  // One stranger sends garbage; another a well-formed registration with a wrong secret; a third
+  // connects and says nothing at all.
+  hoop::UniqueFd garbage = hoop::connectWithRetry(decoded.root, deadline, nullptr, "root");
+  std::string junk(300, '\x7f');
+  ASSERT_GT(::send(garbage.get(), junk.data(), junk.size(), MSG_NOSIGNAL), 0);
+  hoop::UniqueFd silent = hoop::connectWithRetry(decoded.root, deadline, nullptr, "root");
+  hoop::BootstrapId impostor = decoded;
+  impostor.secret = hoop::Secret::random();
+  std::thread intruder([&] {
+    try {
+      hoop::rendezvous(
+          impostor, 2, 0, [](const hoop::SocketAddress&) { return hoop::PeerInfo{}; },
+          hoop::Clock::now() + std::chrono::seconds(2));
+      ADD_FAILURE() << "the impostor was let in";
+    } catch (const hoop::Error&) {
+      // Refused: the root closed the connection or never answered.
+    }
+  });
+  hoopComm_t comms[2] = {};
+  std::thread other([&] { EXPECT_EQ(hoopCommInitRank(&comms[1], 2, id, 1), hoopSuccess); });
+  ASSERT_EQ(hoopCommInitRank(&comms[0], 2, id, 0), hoopSuccess) << hoopGetLastError(nullptr);
+  other.join();
+  intruder.join();
+  std::thread peer([&] {
+    float v = 2;
+    EXPECT_EQ(hoopAllReduce(&v, &v, 1, hoopFloat32, hoopSum, comms[1], nullptr), hoopSuccess);
+  });
+  float v = 1;
+  EXPECT_EQ(hoopAllReduce(&v, &v, 1, hoopFloat32, hoopSum, comms[0], nullptr), hoopSuccess);
+  peer.join();
+  EXPECT_EQ(v, 3.0f);
+  hoopCommDestroy(comms[0]);
+  hoopCommDestroy(comms[1]);
+}
+
+}  // namespace

@@ -1,0 +1,163 @@
+// Collectives across real processes over real sockets: every collective, dtype, op, in-place and
+// out-of-place, on 1..8 ranks, through each way of starting a job.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "process_runner.h"
+
+namespace hoop::test {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+void expectAllPassed(const std::vector<ProcessResult>& results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].status, 0) << "process " << r << " output:\n" << results[r].output;
+    if (results[r].status == 0) {
+      EXPECT_NE(results[r].output.find("OK rank"), std::string::npos);
+    }
+  }
+}
+
+// Starts nranks workers that join through a unique id made here.
+std::vector<ProcessResult> runWithUniqueId(int nranks, const std::vector<std::string>& args,
+                                           Env env = {}, int timeoutSeconds = 300) {
+  hoopUniqueId id;
+  EXPECT_EQ(hoopGetUniqueId(&id), hoopSuccess) << hoopGetLastError(nullptr);
+  ProcessGroup group;
+  for (int r = 0; r < nranks; ++r) {
+    Env rankEnv = env;
+    rankEnv["HOOP_TEST_UID"] = toHex(id);
+    rankEnv["HOOP_TEST_RANK"] = std::to_string(r);
+    rankEnv["HOOP_TEST_NRANKS"] = std::to_string(nranks);
+    std::vector<std::string> argv = {HOOP_TEST_WORKER, "--init", "uid"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    group.start(argv, rankEnv);
+  }
+  return group.wait(std::chrono::seconds(timeoutSeconds));
+}
+
+class Ranks : public ::testing::TestWithParam<int> {};
+
+TEST_P(Ranks, SweepEveryCollectiveDtypeOpAndCount) {
+  // The million-element case runs at every rank count; it is the one that exercises pipelining.
+  expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "sweep", "--large"}));
+}
+
+TEST_P(Ranks, RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank) {
+  expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "random"}));
+}
+
+TEST_P(Ranks, SendRecvGroups) { expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "p2p"})); }
+
+TEST_P(Ranks, BarrierHoldsEveryoneUntilTheLastArrives) {
+  expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "barrier"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(OneToEight, Ranks, ::testing::Range(1, 9));
+
+class Algorithm : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+// Each allreduce schedule on its own, at every size (the default picks by size).
+TEST_P(Algorithm, AllReduceSweep) {
+  auto [algorithm, nranks] = GetParam();
+  expectAllPassed(runWithUniqueId(nranks, {"--suite", "sweep", "--only", "allreduce"},
+                                  {{"HOOP_ALGO", algorithm}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
+                         ::testing::Combine(::testing::Values("ring", "direct"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
+// Tiny pieces and several sockets per peer: many frames, striped and reassembled in order.
+TEST(Transport, ManyStreamsAndSmallPieces) {
+  Env env = {{"HOOP_SOCKET_NSTREAMS", "3"}, {"HOOP_CHUNK_SIZE", "4K"}, {"HOOP_ALGO", "ring"}};
+  expectAllPassed(runWithUniqueId(4, {"--suite", "sweep"}, env));
+  expectAllPassed(runWithUniqueId(3, {"--suite", "p2p"}, env));
+}
+
+TEST(Launch, Hooprun) {
+  ProcessGroup group;
+  group.start({HOOP_TEST_HOOPRUN, "-np", "4", HOOP_TEST_WORKER, "--init", "env", "--suite", "p2p"},
+              {});
+  auto results = group.wait(std::chrono::seconds(120));
+  ASSERT_EQ(results[0].status, 0) << results[0].output;
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_NE(results[0].output.find("OK rank " + std::to_string(r) + " of 4"), std::string::npos)
+        << results[0].output;
+  }
+}
+
+TEST(Launch, OpenMpi) {
+  const char* mpirun = "/usr/bin/mpirun";
+  if (!std::filesystem::exists(mpirun)) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
+  std::string root = "HOOP_ROOT_ADDR=127.0.0.1:" + std::to_string(freePort());
+  ProcessGroup group;
+  group.start({mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "3", "--mca", "btl",
+               "self,tcp", "-x", root, "-x", "HOOP_SOCKET_IFNAME", HOOP_TEST_WORKER, "--init",
+               "env", "--suite", "sweep", "--only", "allreduce"},
+              {});
+  auto results = group.wait(std::chrono::seconds(180));
+  ASSERT_EQ(results[0].status, 0) << results[0].output;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_NE(results[0].output.find("OK rank " + std::to_string(r) + " of 3"), std::string::npos)
+        << results[0].output;
+  }
+}
+
+TEST(Launch, TorchrunVariables) {
+  const int port = freePort() - 1;  // hoop listens on MASTER_PORT + 1
+  ProcessGroup group;
+  for (int r = 0; r < 3; ++r) {
+    group.start({HOOP_TEST_WORKER, "--init", "env", "--suite", "p2p"},
+                {{"RANK", std::to_string(r)},
+                 {"WORLD_SIZE", "3"},
+                 {"LOCAL_RANK", std::to_string(r)},
+                 {"MASTER_ADDR", "127.0.0.1"},
+                 {"MASTER_PORT", std::to_string(port)}});
+  }
+  expectAllPassed(group.wait(std::chrono::seconds(120)));
+}
+
+TEST(Launch, SlurmVariables) {
+  const std::string root = "127.0.0.1:" + std::to_string(freePort());
+  ProcessGroup group;
+  for (int r = 0; r < 2; ++r) {
+    group.start({HOOP_TEST_WORKER, "--init", "env", "--suite", "barrier"},
+                {{"SLURM_PROCID", std::to_string(r)},
+                 {"SLURM_NTASKS", "2"},
+                 {"SLURM_LOCALID", std::to_string(r)},
+                 {"HOOP_ROOT_ADDR", root},
+                 {"HOOP_SECRET", "00112233445566778899aabbccddeeff"}});
+  }
+  expectAllPassed(group.wait(std::chrono::seconds(120)));
+}
+
+// A rank that dies mid-job: the others get an error naming it instead of hanging.
+TEST(Failure, DeadPeerIsReportedNotHung) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  ProcessGroup group;
+  for (int r = 0; r < 3; ++r) {
+    Env env = {{"HOOP_TEST_UID", toHex(id)},
+               {"HOOP_TEST_RANK", std::to_string(r)},
+               {"HOOP_TEST_NRANKS", "3"},
+               {"HOOP_TIMEOUT", "20"}};
+    if (r == 2) {
+      // Rank 2 joins, then exits at once; its suite never starts.
+      group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "hello"}, env);
+    } else {
+      group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "sweep"}, env);
+    }
+  }
+  auto results = group.wait(std::chrono::seconds(60));
+  EXPECT_EQ(results[2].status, 0) << results[2].output;
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].status, 1) << results[r].output;
+    EXPECT_NE(results[r].output.find("rank 2"), std::string::npos) << results[r].output;
+  }
+}
+
+}  // namespace
+}  // namespace hoop::test

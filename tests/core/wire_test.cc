@@ -1,0 +1,202 @@
+// Parsers and small values: the unique id, secrets, wire readers, frame headers, interface
+// filters. A TcpConnection over a socketpair gets garbage, lies and hang-ups.
+#include "core/wire.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include "core/bootstrap.h"
+#include "core/env.h"
+#include "core/secret.h"
+#include "transport/tcp/interfaces.h"
+#include "transport/tcp/tcp_connection.h"
+
+namespace hoop {
+namespace {
+
+TEST(Secret, HexRoundTripAndConstantTimeMatch) {
+  Secret a = Secret::random();
+  auto parsed = Secret::fromHex(a.toHex());
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_TRUE(parsed->matches(a));
+  Secret b = a;
+  b.bytes[15] ^= 1;
+  EXPECT_FALSE(b.matches(a));
+  EXPECT_FALSE(Secret::fromHex("abc").has_value());
+  EXPECT_FALSE(Secret::fromHex(std::string(31, '0') + "g").has_value());
+}
+
+TEST(UniqueId, EncodeDecodeRoundTrip) {
+  BootstrapId id;
+  id.root = SocketAddress::parse("127.0.0.1:4242");
+  id.secret = Secret::random();
+  id.jobTag = 0x1122334455667788ull;
+  BootstrapId back = BootstrapId::decode(id.encode());
+  EXPECT_EQ(back.root.toString(), "127.0.0.1:4242");
+  EXPECT_TRUE(back.secret.matches(id.secret));
+  EXPECT_EQ(back.jobTag, id.jobTag);
+  EXPECT_TRUE(back.authenticated);
+
+  id.root = SocketAddress::parse("[::1]:7");
+  EXPECT_EQ(BootstrapId::decode(id.encode()).root.toString(), "[::1]:7");
+}
+
+TEST(UniqueId, GarbageIsAClearError) {
+  hoopUniqueId garbage{};
+  std::memset(garbage.internal, 0x41, sizeof(garbage.internal));
+  try {
+    BootstrapId::decode(garbage);
+    FAIL() << "decoded garbage";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("not a hoop unique id"), std::string::npos);
+  }
+}
+
+TEST(Wire, ReaderRejectsShortInput) {
+  uint8_t bytes[3] = {1, 2, 3};
+  WireReader in(bytes, sizeof(bytes), "test message");
+  EXPECT_EQ(in.u16(), 0x0201);
+  EXPECT_THROW(in.u32(), Error);
+}
+
+TEST(Address, ParseGoodAndBad) {
+  EXPECT_EQ(SocketAddress::parse("127.0.0.1:80").port(), 80);
+  EXPECT_TRUE(SocketAddress::parse("127.0.0.1:80").isLoopback());
+  EXPECT_THROW(SocketAddress::parse("127.0.0.1"), Error);
+  EXPECT_THROW(SocketAddress::parse("127.0.0.1:99999"), Error);
+  EXPECT_THROW(SocketAddress::parse("[::1"), Error);
+}
+
+TEST(Interfaces, FilterGrammar) {
+  EXPECT_TRUE(InterfaceFilter("eth").accepts("eth0"));
+  EXPECT_FALSE(InterfaceFilter("eth").accepts("lo"));
+  EXPECT_TRUE(InterfaceFilter("=lo").accepts("lo"));
+  EXPECT_FALSE(InterfaceFilter("=eth").accepts("eth0"));
+  EXPECT_FALSE(InterfaceFilter("^docker,lo").accepts("docker0"));
+  EXPECT_TRUE(InterfaceFilter("^docker,lo").accepts("eth1"));
+  EXPECT_FALSE(InterfaceFilter("^=lo").accepts("lo"));
+  EXPECT_TRUE(InterfaceFilter("^=lo").accepts("lo2"));
+}
+
+TEST(Interfaces, UnknownNameIsAnImmediateError) {
+  setenv("HOOP_SOCKET_IFNAME", "=nosuchif9", 1);
+  try {
+    chooseListenAddress(nullptr);
+    FAIL() << "no error for a missing interface";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("nosuchif9"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("lo"), std::string::npos);  // lists what exists
+  }
+  setenv("HOOP_SOCKET_IFNAME", "=lo", 1);
+  EXPECT_TRUE(chooseListenAddress(nullptr).isLoopback());
+}
+
+TEST(Env, ByteSizes) {
+  EXPECT_EQ(parseByteSize("512K"), size_t{512} << 10);
+  EXPECT_EQ(parseByteSize("4M"), size_t{4} << 20);
+  EXPECT_EQ(parseByteSize("17"), size_t{17});
+  EXPECT_FALSE(parseByteSize("4X").has_value());
+  EXPECT_FALSE(parseByteSize("-1").has_value());
+  EXPECT_FALSE(parseByteSize("").has_value());
+}
+
+// One end is a TcpConnection, the other a raw socket the test writes to.
+class FramesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    std::vector<UniqueFd> streams;
+    streams.emplace_back(fds[0]);
+    raw_ = UniqueFd(fds[1]);
+    connection_ = std::make_unique<TcpConnection>(std::move(streams), 0, "rank 1 (test)");
+  }
+  void sendRaw(const void* data, size_t bytes) {
+    ASSERT_EQ(::send(raw_.get(), data, bytes, 0), static_cast<ssize_t>(bytes));
+  }
+  void sendFrame(FrameTag tag, const std::vector<char>& payload) {
+    uint8_t header[FrameHeader::kBytes];
+    FrameHeader::encode(header, tag, payload.size());
+    sendRaw(header, sizeof(header));
+    if (!payload.empty()) sendRaw(payload.data(), payload.size());
+  }
+  // Progresses until the receive completes or an error is thrown.
+  void drive() {
+    for (int i = 0; i < 1000 && connection_->recvsCompleted() < connection_->recvsPosted(); ++i) {
+      connection_->progress();
+    }
+  }
+  std::string errorOf(hoopResult_t expectedCode) {
+    try {
+      drive();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), expectedCode) << e.what();
+      return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return "";
+  }
+
+  UniqueFd raw_;
+  std::unique_ptr<TcpConnection> connection_;
+};
+
+TEST_F(FramesTest, MatchingFrameArrives) {
+  std::vector<char> buffer(5);
+  connection_->postRecv(buffer.data(), 5, {OpKind::kAllReduce, 9});
+  sendFrame({OpKind::kAllReduce, 9}, {'h', 'e', 'l', 'l', 'o'});
+  drive();
+  EXPECT_EQ(connection_->recvsCompleted(), 1u);
+  EXPECT_EQ(std::string(buffer.begin(), buffer.end()), "hello");
+}
+
+TEST_F(FramesTest, GarbageIsRejected) {
+  std::vector<char> buffer(64);
+  connection_->postRecv(buffer.data(), buffer.size(), {OpKind::kAllReduce, 0});
+  std::string garbage(80, 'x');
+  sendRaw(garbage.data(), garbage.size());
+  EXPECT_NE(errorOf(hoopRemoteError).find("garbage"), std::string::npos);
+}
+
+TEST_F(FramesTest, OtherCollectiveIsInvalidUsage) {
+  std::vector<char> buffer(4);
+  connection_->postRecv(buffer.data(), 4, {OpKind::kAllReduce, 3});
+  sendFrame({OpKind::kBroadcast, 3}, {1, 2, 3, 4});
+  std::string message = errorOf(hoopInvalidUsage);
+  EXPECT_NE(message.find("allreduce #3"), std::string::npos) << message;
+  EXPECT_NE(message.find("broadcast #3"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1"), std::string::npos) << message;
+}
+
+TEST_F(FramesTest, OtherCountIsInvalidUsage) {
+  std::vector<char> buffer(8);
+  connection_->postRecv(buffer.data(), 8, {OpKind::kAllReduce, 0});
+  sendFrame({OpKind::kAllReduce, 0}, {1, 2, 3, 4});
+  EXPECT_NE(errorOf(hoopInvalidUsage).find("expected 8 bytes"), std::string::npos);
+}
+
+TEST_F(FramesTest, HangUpIsRemoteError) {
+  std::vector<char> buffer(8);
+  connection_->postRecv(buffer.data(), 8, {OpKind::kAllReduce, 0});
+  raw_.reset();
+  EXPECT_NE(errorOf(hoopRemoteError).find("closed"), std::string::npos);
+}
+
+TEST_F(FramesTest, ManyFramesInOneSendAndOrder) {
+  std::vector<std::vector<char>> buffers(50, std::vector<char>(3));
+  for (int i = 0; i < 50; ++i) {
+    connection_->postRecv(buffers[i].data(), 3, {OpKind::kSendRecv, static_cast<uint32_t>(i)});
+  }
+  for (int i = 0; i < 50; ++i) {
+    sendFrame({OpKind::kSendRecv, static_cast<uint32_t>(i)},
+              {static_cast<char>(i), static_cast<char>(i + 1), static_cast<char>(i + 2)});
+  }
+  drive();
+  ASSERT_EQ(connection_->recvsCompleted(), 50u);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(buffers[i][2], static_cast<char>(i + 2));
+}
+
+}  // namespace
+}  // namespace hoop

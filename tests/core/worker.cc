@@ -1,0 +1,353 @@
+// One rank of a multi-process test. Started N times by the tests (directly, through hooprun or
+// mpirun, or with torchrun's variables); runs a suite against the public C API and exits 0 only
+// if every result was exactly right. Failures print what, where and which element.
+//
+//   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier [--large]
+// With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hoop/hoop.h"
+#include "reference.h"
+
+namespace {
+
+using hoop::DataType;
+using hoop::RedOp;
+using hoop::test::makeExpected;
+using hoop::test::makeInput;
+
+int rank = -1;
+int nranks = 0;
+hoopComm_t comm = nullptr;
+size_t checks = 0;
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "FAIL rank %d: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+  std::exit(1);
+}
+
+void ok(hoopResult_t result, const std::string& what) {
+  if (result != hoopSuccess) {
+    die(what + ": " + hoopGetErrorString(result) + ": " + hoopGetLastError(comm));
+  }
+}
+
+std::string describe(const char* call, DataType t, RedOp op, size_t count, bool inPlace) {
+  return std::string(call) + " " + std::string(hoop::dataTypeName(t)) + " " +
+         std::string(hoop::redOpName(op)) + " count=" + std::to_string(count) +
+         (inPlace ? " in-place" : " out-of-place");
+}
+
+void compare(const std::vector<char>& expected, const char* actual, DataType t,
+             const std::string& what) {
+  const size_t size = hoop::dataTypeSize(t);
+  for (size_t i = 0; i * size < expected.size(); ++i) {
+    if (std::memcmp(expected.data() + i * size, actual + i * size, size) != 0) {
+      uint64_t want = 0;
+      uint64_t got = 0;
+      std::memcpy(&want, expected.data() + i * size, size);
+      std::memcpy(&got, actual + i * size, size);
+      die(what + ": element " + std::to_string(i) + " expected bits 0x" + std::to_string(want) +
+          " got 0x" + std::to_string(got));
+    }
+  }
+  ++checks;
+}
+
+std::vector<size_t> sweepCounts(bool large) {
+  std::vector<size_t> counts = {0,
+                                1,
+                                static_cast<size_t>(nranks - 1 > 0 ? nranks - 1 : 2),
+                                static_cast<size_t>(nranks + 1),
+                                7,
+                                13,
+                                1031,
+                                65537};
+  if (large) counts.push_back(1000007);
+  return counts;
+}
+
+void allReduceCase(DataType t, RedOp op, size_t count, bool inPlace) {
+  auto input = makeInput(t, op, rank, nranks, count);
+  auto expected = makeExpected(t, op, nranks, count);
+  std::vector<char> output(input.size() + 1, 0x5a);
+  const void* send = inPlace ? output.data() : input.data();
+  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  std::string what = describe("allreduce", t, op, count, inPlace);
+  ok(hoopAllReduce(send, output.data(), count, static_cast<hoopDataType_t>(t),
+                   static_cast<hoopRedOp_t>(op), comm, nullptr),
+     what);
+  compare(expected, output.data(), t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
+void reduceCase(DataType t, RedOp op, size_t count, bool inPlace, int root) {
+  auto input = makeInput(t, op, rank, nranks, count);
+  auto expected = makeExpected(t, op, nranks, count);
+  std::vector<char> output(input.size() + 1, 0x5a);
+  const void* send = inPlace ? output.data() : input.data();
+  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  std::string what = describe("reduce", t, op, count, inPlace) + " root=" + std::to_string(root);
+  ok(hoopReduce(send, output.data(), count, static_cast<hoopDataType_t>(t),
+                static_cast<hoopRedOp_t>(op), root, comm, nullptr),
+     what);
+  if (rank == root) compare(expected, output.data(), t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
+void broadcastCase(DataType t, size_t count, bool inPlace, int root) {
+  auto data = makeInput(t, RedOp::kSum, root, nranks, count);
+  std::vector<char> output(data.size() + 1, 0x5a);
+  std::vector<char> send = rank == root ? data : std::vector<char>(data.size(), 0);
+  if (inPlace && rank == root) std::memcpy(output.data(), data.data(), data.size());
+  std::string what =
+      describe("broadcast", t, RedOp::kSum, count, inPlace) + " root=" + std::to_string(root);
+  ok(hoopBroadcast(inPlace ? output.data() : send.data(), output.data(), count,
+                   static_cast<hoopDataType_t>(t), root, comm, nullptr),
+     what);
+  compare(data, output.data(), t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
+void allGatherCase(DataType t, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  std::vector<char> expected;
+  for (int r = 0; r < nranks; ++r) {
+    auto block = makeInput(t, RedOp::kSum, r, nranks, count, 17 * static_cast<size_t>(r));
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  auto mine = makeInput(t, RedOp::kSum, rank, nranks, count, 17 * static_cast<size_t>(rank));
+  std::vector<char> output(expected.size() + 1, 0x5a);
+  char* myBlock = output.data() + static_cast<size_t>(rank) * count * size;
+  if (inPlace) std::memcpy(myBlock, mine.data(), mine.size());
+  std::string what = describe("allgather", t, RedOp::kSum, count, inPlace);
+  ok(hoopAllGather(inPlace ? myBlock : mine.data(), output.data(), count,
+                   static_cast<hoopDataType_t>(t), comm, nullptr),
+     what);
+  compare(expected, output.data(), t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
+void reduceScatterCase(DataType t, RedOp op, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  const size_t total = count * static_cast<size_t>(nranks);
+  auto input = makeInput(t, op, rank, nranks, total);
+  auto expected = makeExpected(t, op, nranks, count, static_cast<size_t>(rank) * count);
+  std::vector<char> output(count * size + 1, 0x5a);
+  std::string what = describe("reducescatter", t, op, count, inPlace);
+  char* result = output.data();
+  if (inPlace) result = input.data() + static_cast<size_t>(rank) * count * size;
+  ok(hoopReduceScatter(input.data(), result, count, static_cast<hoopDataType_t>(t),
+                       static_cast<hoopRedOp_t>(op), comm, nullptr),
+     what);
+  compare(expected, result, t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
+void sweep(bool large, const std::string& only) {
+  auto wanted = [&](const char* name) { return only.empty() || only == name; };
+  for (size_t count : sweepCounts(large)) {
+    for (int ti = 0; ti < hoop::kNumDataTypes; ++ti) {
+      auto t = static_cast<DataType>(ti);
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        for (int oi = 0; oi < hoop::kNumRedOps; ++oi) {
+          auto op = static_cast<RedOp>(oi);
+          // The million-element count exercises pipelining, which does not depend on the
+          // element type or op: every type with sum, every op with int32 and float.
+          if (count > 100000 && op != RedOp::kSum && t != DataType::kInt32 &&
+              t != DataType::kFloat32) {
+            continue;
+          }
+          if (wanted("allreduce")) allReduceCase(t, op, count, inPlace);
+          if (wanted("reduce")) reduceCase(t, op, count, inPlace, (oi + ti) % nranks);
+          // The large count is split across ranks for the blocked collectives.
+          size_t blockCount = count > 100000 ? count / static_cast<size_t>(nranks) + 1 : count;
+          if (wanted("reducescatter")) reduceScatterCase(t, op, blockCount, inPlace);
+        }
+        size_t blockCount = count > 100000 ? count / static_cast<size_t>(nranks) + 1 : count;
+        if (wanted("broadcast")) broadcastCase(t, count, inPlace, (ti + 1) % nranks);
+        if (wanted("allgather")) allGatherCase(t, blockCount, inPlace);
+      }
+    }
+  }
+}
+
+uint64_t fingerprint(const std::vector<char>& data) {
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : data) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return hash;
+}
+
+// Random (non-integer) floats: every rank must end with the same bits.
+void randomIdentical() {
+  std::mt19937_64 generator(1234 + static_cast<uint64_t>(rank));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const DataType types[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
+                            DataType::kBfloat16};
+  for (DataType t : types) {
+    for (size_t count : {size_t{3}, size_t{4099}, size_t{300007}}) {
+      for (RedOp op : {RedOp::kSum, RedOp::kAvg, RedOp::kProd}) {
+        const size_t size = hoop::dataTypeSize(t);
+        std::vector<char> input(count * size);
+        for (size_t i = 0; i < count; ++i) {
+          float value = uniform(generator);
+          if (t == DataType::kFloat32) std::memcpy(input.data() + i * 4, &value, 4);
+          if (t == DataType::kFloat64) {
+            double d = value / 3.0;
+            std::memcpy(input.data() + i * 8, &d, 8);
+          }
+          if (t == DataType::kFloat16) {
+            uint16_t h = hoop::floatToHalf(value);
+            std::memcpy(input.data() + i * 2, &h, 2);
+          }
+          if (t == DataType::kBfloat16) {
+            uint16_t b = hoop::floatToBf16(value);
+            std::memcpy(input.data() + i * 2, &b, 2);
+          }
+        }
+        std::vector<char> output(input.size());
+        std::string what = describe("allreduce(random)", t, op, count, false);
+        ok(hoopAllReduce(input.data(), output.data(), count, static_cast<hoopDataType_t>(t),
+                         static_cast<hoopRedOp_t>(op), comm, nullptr),
+           what);
+        uint64_t mine = fingerprint(output);
+        std::vector<uint64_t> all(static_cast<size_t>(nranks));
+        ok(hoopAllGather(&mine, all.data(), 1, hoopUint64, comm, nullptr), "allgather");
+        for (int r = 0; r < nranks; ++r) {
+          if (all[r] != all[0]) {
+            die(what + ": rank " + std::to_string(r) + "'s result differs from rank 0's");
+          }
+        }
+        ++checks;
+      }
+    }
+  }
+}
+
+void p2p() {
+  const int next = (rank + 1) % nranks;
+  const int prev = (rank + nranks - 1) % nranks;
+  // A ring shift in one group, for several sizes (the large one spans many pieces).
+  for (size_t count : {size_t{0}, size_t{1}, size_t{1000}, size_t{700001}}) {
+    auto send = makeInput(DataType::kInt32, RedOp::kSum, rank, nranks, count, 3);
+    std::vector<char> recv(send.size(), 0);
+    ok(hoopGroupStart(), "group start");
+    ok(hoopSend(send.data(), count, hoopInt32, next, comm, nullptr), "send");
+    ok(hoopRecv(recv.data(), count, hoopInt32, prev, comm, nullptr), "recv");
+    ok(hoopGroupEnd(), "ring shift of " + std::to_string(count));
+    compare(makeInput(DataType::kInt32, RedOp::kSum, prev, nranks, count, 3), recv.data(),
+            DataType::kInt32, "ring shift count=" + std::to_string(count));
+  }
+  // Everyone to everyone, self included, in one group.
+  const size_t count = 513;
+  std::vector<std::vector<char>> received(static_cast<size_t>(nranks));
+  auto mine = makeInput(DataType::kFloat64, RedOp::kMax, rank, nranks, count);
+  ok(hoopGroupStart(), "group start");
+  for (int peer = 0; peer < nranks; ++peer) {
+    received[peer].assign(mine.size(), 0);
+    ok(hoopRecv(received[peer].data(), count, hoopFloat64, peer, comm, nullptr), "recv");
+    ok(hoopSend(mine.data(), count, hoopFloat64, peer, comm, nullptr), "send");
+  }
+  ok(hoopGroupEnd(), "all-to-all group");
+  for (int peer = 0; peer < nranks; ++peer) {
+    compare(makeInput(DataType::kFloat64, RedOp::kMax, peer, nranks, count), received[peer].data(),
+            DataType::kFloat64, "all-to-all from " + std::to_string(peer));
+  }
+  // Blocking calls outside a group: rank 0 sends a small message to each rank in turn.
+  if (rank == 0) {
+    for (int peer = 1; peer < nranks; ++peer) {
+      int64_t value = 1000 + peer;
+      ok(hoopSend(&value, 1, hoopInt64, peer, comm, nullptr), "blocking send");
+    }
+  } else {
+    int64_t value = 0;
+    ok(hoopRecv(&value, 1, hoopInt64, 0, comm, nullptr), "blocking recv");
+    if (value != 1000 + rank) die("blocking recv got " + std::to_string(value));
+    ++checks;
+  }
+}
+
+// If the barrier let anyone through early, rank 0 would leave before the last rank arrived.
+void barrier() {
+  using Clock = std::chrono::steady_clock;
+  for (int round = 0; round < 3; ++round) {
+    ok(hoopBarrier(comm, nullptr), "barrier");
+    auto start = Clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 * rank));
+    ok(hoopBarrier(comm, nullptr), "barrier");
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+    if (waited.count() < 40 * (nranks - 1) - 5) {
+      die("barrier returned after " + std::to_string(waited.count()) + " ms, before rank " +
+          std::to_string(nranks - 1) + " arrived");
+    }
+    ++checks;
+  }
+}
+
+hoopUniqueId uidFromHex(const char* hex) {
+  hoopUniqueId id{};
+  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
+  for (size_t i = 0; i < sizeof(id.internal); ++i) {
+    id.internal[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
+  }
+  return id;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string init = "env";
+  std::string suite = "sweep";
+  std::string only;
+  bool large = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--init" && i + 1 < argc)
+      init = argv[++i];
+    else if (arg == "--suite" && i + 1 < argc)
+      suite = argv[++i];
+    else if (arg == "--only" && i + 1 < argc)
+      only = argv[++i];
+    else if (arg == "--large")
+      large = true;
+    else
+      die("unknown argument " + arg);
+  }
+  if (init == "uid") {
+    rank = std::atoi(std::getenv("HOOP_TEST_RANK"));
+    nranks = std::atoi(std::getenv("HOOP_TEST_NRANKS"));
+    ok(hoopCommInitRank(&comm, nranks, uidFromHex(std::getenv("HOOP_TEST_UID")), rank),
+       "hoopCommInitRank");
+  } else {
+    if (hoopCommInitFromEnv(&comm) != hoopSuccess) {
+      die(std::string("hoopCommInitFromEnv: ") + hoopGetLastError(nullptr));
+    }
+  }
+  ok(hoopCommUserRank(comm, &rank), "rank");
+  ok(hoopCommCount(comm, &nranks), "count");
+  if (suite == "sweep")
+    sweep(large, only);
+  else if (suite == "random")
+    randomIdentical();
+  else if (suite == "p2p")
+    p2p();
+  else if (suite == "barrier")
+    barrier();
+  else if (suite == "hello")
+    ++checks;
+  else
+    die("unknown suite " + suite);
+  ok(hoopCommDestroy(comm), "destroy");
+  std::printf("OK rank %d of %d: %zu checks\n", rank, nranks, checks);
+  return 0;
+}
