@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The README's two commands.
+#   tools/quickstart.sh bench  installs what hoop needs, builds, runs a 4-rank allreduce sweep
+#   tools/quickstart.sh test   installs what hoop needs, builds, runs every test
+# Needs root (or sudo) on Debian 12 the first time, to install packages with apt-get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev libgmock-dev
+          libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
+          clang-format iproute2 python3)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "quickstart: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+  fi
+}
+
+build() {
+  cmake --preset ci
+  cmake --build --preset ci -j "$(nproc)"
+}
+
+# Collectives talk over loopback only unless told otherwise.
+export HOOP_SOCKET_IFNAME="${HOOP_SOCKET_IFNAME:-=lo}"
+
+case "${1:-}" in
+  bench)
+    install_packages
+    build
+    build/bin/hooprun -np 4 build/bin/hoop-perf allreduce -b 8 -e 256M -f 4 -n 10 -w 3
+    ;;
+  test)
+    install_packages
+    build
+    ctest --preset ci -j "$(nproc)" --timeout 600
+    ;;
+  *)
+    echo "usage: $0 bench|test" >&2
+    exit 2
+    ;;
+esac
