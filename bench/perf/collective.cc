@@ -1,0 +1,55 @@
+#include "collective.h"
+
+namespace hoop::perf {
+
+std::string_view collectiveName(Collective coll) {
+  switch (coll) {
+    case Collective::kAllReduce: return "allreduce";
+    case Collective::kAllGather: return "allgather";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kReduce: return "reduce";
+    case Collective::kReduceScatter: return "reducescatter";
+    case Collective::kSendRecv: return "sendrecv";
+  }
+  return "?";
+}
+
+std::optional<Collective> parseCollectiveName(std::string_view name) {
+  for (Collective coll : kAllCollectives) {
+    if (collectiveName(coll) == name) return coll;
+  }
+  return std::nullopt;
+}
+
+bool collectiveReduces(Collective coll) {
+  return coll == Collective::kAllReduce || coll == Collective::kReduce ||
+         coll == Collective::kReduceScatter;
+}
+
+bool collectiveHasRoot(Collective coll) {
+  return coll == Collective::kBroadcast || coll == Collective::kReduce;
+}
+
+RowCounts rowCounts(Collective coll, size_t sizeBytes, size_t typeSize, int nranks) {
+  const size_t elements = sizeBytes / typeSize;
+  if (coll == Collective::kAllGather || coll == Collective::kReduceScatter) {
+    const size_t perRank = elements / static_cast<size_t>(nranks);
+    return {perRank, perRank * static_cast<size_t>(nranks) * typeSize};
+  }
+  return {elements, elements * typeSize};
+}
+
+double busBwFactor(Collective coll, int nranks) {
+  const double n = nranks;
+  switch (coll) {
+    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+    case Collective::kAllGather:
+    case Collective::kReduceScatter: return (n - 1) / n;
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+    case Collective::kSendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+}  // namespace hoop::perf

@@ -1,0 +1,51 @@
+// hoop-perf's command line: nccl-tests' flags and defaults, parsed without global state so tests
+// can drive it.
+#pragma once
+
+#include <hoop/hoop.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "collective.h"
+
+namespace hoop::perf {
+
+// How the per-rank times of one row combine into the time the table shows (nccl-tests' -a).
+enum class AverageMode { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
+
+enum class MemoryKind { kHost };
+
+struct Options {
+  Collective collective = Collective::kAllReduce;
+  size_t minBytes = size_t{32} << 20;
+  size_t maxBytes = size_t{32} << 20;
+  size_t stepFactor = 2;
+  size_t stepBytes = size_t{1} << 20;  // used only when stepFactor is 1
+  int iters = 20;
+  int warmupIters = 5;
+  bool check = true;
+  std::vector<hoopDataType_t> types = {hoopFloat};
+  std::vector<hoopRedOp_t> ops = {hoopSum};
+  int root = 0;
+  bool blocking = false;  // accepted for nccl-tests' command lines; host calls block anyway
+  AverageMode average = AverageMode::kMean;
+  MemoryKind memory = MemoryKind::kHost;
+};
+
+struct ParseResult {
+  enum class Action { kRun, kHelp, kError };
+  Action action = Action::kError;
+  Options options;
+  std::string error;  // for kError: one line saying what is wrong, without "hoop-perf: "
+};
+
+// argv[0] is the program; argv[1] the collective (or -h); flags follow, as "-b 8", "-b8",
+// "--minbytes 8" or "--minbytes=8".
+ParseResult parseOptions(int argc, const char* const* argv);
+
+// The -h text.
+std::string usageText();
+
+}  // namespace hoop::perf

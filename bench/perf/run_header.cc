@@ -1,0 +1,53 @@
+#include "run_header.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace hoop::perf {
+namespace {
+
+const char* averageName(AverageMode mode) {
+  switch (mode) {
+    case AverageMode::kRank0: return "rank 0";
+    case AverageMode::kMean: return "mean over ranks";
+    case AverageMode::kMin: return "min over ranks";
+    case AverageMode::kMax: return "max over ranks";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string formatRunHeader(const RunDescription& run) {
+  const Options& o = run.options;
+  const std::string name(collectiveName(o.collective));
+  char line[512];
+  std::string text;
+  std::snprintf(line, sizeof(line), "# hoop-perf %s: hoop %d.%d.%d, %zu ranks\n", name.c_str(),
+                run.hoopVersion / 10000, run.hoopVersion / 100 % 100, run.hoopVersion % 100,
+                run.ranks.size());
+  text += line;
+  const bool byFactor = o.stepFactor > 1;
+  std::snprintf(line, sizeof(line),
+                "# nThread 1 nRanks %zu minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d "
+                "iters: %d validation: %d blocking: %d\n",
+                run.ranks.size(), o.minBytes, o.maxBytes, byFactor ? o.stepFactor : o.stepBytes,
+                byFactor ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0,
+                o.blocking ? 1 : 0);
+  text += line;
+  std::snprintf(line, sizeof(line), "# Memory: host, time: %s (-a %d)\n", averageName(o.average),
+                static_cast<int>(o.average));
+  text += line;
+  text += "# Algorithm: " + run.algorithm + "\n";
+  text += "#\n# Using ranks\n";
+  for (size_t rank = 0; rank < run.ranks.size(); ++rank) {
+    const RankInfo& info = run.ranks[rank];
+    std::snprintf(line, sizeof(line), "#  Rank %2zu Pid %6" PRId64 " on %10.64s hw threads %3u\n",
+                  rank, info.pid, info.host, info.hardwareThreads);
+    text += line;
+  }
+  text += "#\n";
+  return text;
+}
+
+}  // namespace hoop::perf

@@ -1,0 +1,33 @@
+// The '#' block before the table: what ran, where, and with which settings, so a pasted table
+// carries its own context (nccl-tests' header, with hoop's facts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace hoop::perf {
+
+// One rank's facts, gathered from every rank with one allgather of plain bytes.
+struct RankInfo {
+  char host[64] = {};  // gethostname, truncated and always terminated
+  int64_t pid = 0;
+  uint32_t hardwareThreads = 0;  // std::thread::hardware_concurrency on its host
+  uint32_t reserved = 0;
+};
+
+struct RunDescription {
+  Options options;
+  int hoopVersion = 0;  // HOOP_VERSION_CODE encoding, from hoopGetVersion
+  std::vector<RankInfo> ranks;
+  // The algorithm the table measures. Fixed to "ring" for now: when the tuner lands, this
+  // becomes its choice per size (and --algo's override), reported here and logged at INFO.
+  std::string algorithm = "ring";
+};
+
+// Every line starts with '#' and ends with '\n'; the last is a lone "#".
+std::string formatRunHeader(const RunDescription& run);
+
+}  // namespace hoop::perf

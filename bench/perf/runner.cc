@@ -1,0 +1,96 @@
+#include "runner.h"
+
+#include <chrono>
+
+#include "hoop_call.h"
+
+namespace hoop::perf {
+
+void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers) {
+  const CallBuffers at = callBuffers(call, buffers);
+  switch (call.collective) {
+    case Collective::kAllReduce:
+      checkHoop(hoopAllReduce(at.send, at.recv, call.count, call.type, call.op, comm, nullptr),
+                "hoopAllReduce", comm);
+      return;
+    case Collective::kAllGather:
+      checkHoop(hoopAllGather(at.send, at.recv, call.count, call.type, comm, nullptr),
+                "hoopAllGather", comm);
+      return;
+    case Collective::kBroadcast:
+      checkHoop(hoopBroadcast(at.send, at.recv, call.count, call.type, call.root, comm, nullptr),
+                "hoopBroadcast", comm);
+      return;
+    case Collective::kReduce:
+      checkHoop(
+          hoopReduce(at.send, at.recv, call.count, call.type, call.op, call.root, comm, nullptr),
+          "hoopReduce", comm);
+      return;
+    case Collective::kReduceScatter:
+      checkHoop(hoopReduceScatter(at.send, at.recv, call.count, call.type, call.op, comm, nullptr),
+                "hoopReduceScatter", comm);
+      return;
+    case Collective::kSendRecv: {
+      // A ring shift: both calls in one group, so the blocking send and receive progress together.
+      const int to = (call.rank + 1) % call.nranks;
+      const int from = (call.rank - 1 + call.nranks) % call.nranks;
+      checkHoop(hoopGroupStart(), "hoopGroupStart", comm);
+      checkHoop(hoopSend(at.send, call.count, call.type, to, comm, nullptr), "hoopSend", comm);
+      checkHoop(hoopRecv(at.recv, call.count, call.type, from, comm, nullptr), "hoopRecv", comm);
+      checkHoop(hoopGroupEnd(), "hoopGroupEnd", comm);
+      return;
+    }
+  }
+}
+
+Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
+                 int iters) {
+  using Clock = std::chrono::steady_clock;
+  auto microseconds = [](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+  };
+  for (int i = 0; i < warmupIters; ++i) runCall(comm, call, buffers);
+  checkHoop(hoopBarrier(comm, nullptr), "hoopBarrier", comm);
+
+  Timing timing;
+  timing.iterationUs.reserve(static_cast<size_t>(iters));
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last = start;
+  for (int i = 0; i < iters; ++i) {
+    runCall(comm, call, buffers);
+    const Clock::time_point now = Clock::now();
+    timing.iterationUs.push_back(microseconds(now - last));
+    last = now;
+  }
+  timing.usPerIteration = microseconds(last - start) / iters;
+  return timing;
+}
+
+double combineAcrossRanks(hoopComm_t comm, double value, AverageMode mode) {
+  double result = 0.0;
+  if (mode == AverageMode::kRank0) {
+    checkHoop(hoopBroadcast(&value, &result, 1, hoopDouble, 0, comm, nullptr), "hoopBroadcast",
+              comm);
+    return result;
+  }
+  const hoopRedOp_t op = mode == AverageMode::kMin   ? hoopMin
+                         : mode == AverageMode::kMax ? hoopMax
+                                                     : hoopSum;
+  checkHoop(hoopAllReduce(&value, &result, 1, hoopDouble, op, comm, nullptr), "hoopAllReduce",
+            comm);
+  if (mode == AverageMode::kMean) {
+    int nranks = 1;
+    checkHoop(hoopCommCount(comm, &nranks), "hoopCommCount", comm);
+    result /= nranks;
+  }
+  return result;
+}
+
+uint64_t sumAcrossRanks(hoopComm_t comm, uint64_t value) {
+  uint64_t result = 0;
+  checkHoop(hoopAllReduce(&value, &result, 1, hoopUint64, hoopSum, comm, nullptr), "hoopAllReduce",
+            comm);
+  return result;
+}
+
+}  // namespace hoop::perf

@@ -1,0 +1,36 @@
+// The hoop calls hoop-perf makes: one collective as a CallSpec describes it, the timed batch, and
+// the small collectives that combine each rank's numbers. Every failure exits (hoop_call.h).
+#pragma once
+
+#include <hoop/hoop.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "buffers.h"
+#include "options.h"
+
+namespace hoop::perf {
+
+// One call, blocking (host memory, null stream).
+void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers);
+
+struct Timing {
+  // The whole batch's time divided by its iterations: the table's time column (nccl-tests).
+  double usPerIteration = 0.0;
+  // Each iteration on its own, in order, for statistics (percentiles, spread) in a later version.
+  std::vector<double> iterationUs;
+};
+
+// warmupIters untimed calls, a barrier so every rank starts the batch together, then iters timed
+// calls. Local to this rank: combine with combineAcrossRanks.
+Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
+                 int iters);
+
+// Every rank's value combined as -a asks (rank 0's, mean, min or max); the same on every rank.
+double combineAcrossRanks(hoopComm_t comm, double value, AverageMode mode);
+
+// The sum of every rank's value; the same on every rank.
+uint64_t sumAcrossRanks(hoopComm_t comm, uint64_t value);
+
+}  // namespace hoop::perf

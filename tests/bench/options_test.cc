@@ -1,0 +1,182 @@
+#include "options.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace hoop::perf {
+namespace {
+
+ParseResult parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv = {"hoop-perf"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parseOptions(static_cast<int>(argv.size()), argv.data());
+}
+
+Options parseOk(std::initializer_list<const char*> args) {
+  const ParseResult result = parse(args);
+  EXPECT_EQ(result.action, ParseResult::Action::kRun) << result.error;
+  return result.options;
+}
+
+std::string parseError(std::initializer_list<const char*> args) {
+  const ParseResult result = parse(args);
+  EXPECT_EQ(result.action, ParseResult::Action::kError);
+  return result.error;
+}
+
+TEST(Options, DefaultsAreNcclTests) {
+  const Options o = parseOk({"allreduce"});
+  EXPECT_EQ(o.collective, Collective::kAllReduce);
+  EXPECT_EQ(o.minBytes, 32u << 20);
+  EXPECT_EQ(o.maxBytes, 32u << 20);
+  EXPECT_EQ(o.stepFactor, 2u);
+  EXPECT_EQ(o.stepBytes, 1u << 20);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.warmupIters, 5);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.types, std::vector<hoopDataType_t>{hoopFloat});
+  EXPECT_EQ(o.ops, std::vector<hoopRedOp_t>{hoopSum});
+  EXPECT_EQ(o.root, 0);
+  EXPECT_FALSE(o.blocking);
+  EXPECT_EQ(o.average, AverageMode::kMean);
+  EXPECT_EQ(o.memory, MemoryKind::kHost);
+}
+
+TEST(Options, EveryCollective) {
+  EXPECT_EQ(parseOk({"allgather"}).collective, Collective::kAllGather);
+  EXPECT_EQ(parseOk({"broadcast"}).collective, Collective::kBroadcast);
+  EXPECT_EQ(parseOk({"reduce"}).collective, Collective::kReduce);
+  EXPECT_EQ(parseOk({"reducescatter"}).collective, Collective::kReduceScatter);
+  EXPECT_EQ(parseOk({"sendrecv"}).collective, Collective::kSendRecv);
+}
+
+TEST(Options, ShortFlags) {
+  const Options o =
+      parseOk({"reduce", "-b", "8",  "-e",   "1M", "-f",  "4",  "-i", "64K", "-n", "7",  "-w", "0",
+               "-c",     "0",  "-d", "int8", "-o", "max", "-r", "3",  "-z",  "1",  "-a", "3"});
+  EXPECT_EQ(o.minBytes, 8u);
+  EXPECT_EQ(o.maxBytes, 1u << 20);
+  EXPECT_EQ(o.stepFactor, 4u);
+  EXPECT_EQ(o.stepBytes, 64u << 10);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmupIters, 0);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.types, std::vector<hoopDataType_t>{hoopInt8});
+  EXPECT_EQ(o.ops, std::vector<hoopRedOp_t>{hoopMax});
+  EXPECT_EQ(o.root, 3);
+  EXPECT_TRUE(o.blocking);
+  EXPECT_EQ(o.average, AverageMode::kMax);
+}
+
+TEST(Options, LongFlagsWithSpaceOrEquals) {
+  const Options o = parseOk({"allreduce", "--minbytes", "1K", "--maxbytes=1G", "--stepfactor=8",
+                             "--iters", "3", "--warmup_iters=1", "--check=0", "--datatype",
+                             "bfloat16", "--op=avg", "--average", "2", "--memory", "host"});
+  EXPECT_EQ(o.minBytes, 1024u);
+  EXPECT_EQ(o.maxBytes, 1u << 30);
+  EXPECT_EQ(o.stepFactor, 8u);
+  EXPECT_EQ(o.iters, 3);
+  EXPECT_EQ(o.warmupIters, 1);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.types, std::vector<hoopDataType_t>{hoopBfloat16});
+  EXPECT_EQ(o.ops, std::vector<hoopRedOp_t>{hoopAvg});
+  EXPECT_EQ(o.average, AverageMode::kMin);
+}
+
+TEST(Options, AttachedShortValues) {
+  const Options o = parseOk({"allreduce", "-b8", "-e64K", "-dhalf"});
+  EXPECT_EQ(o.minBytes, 8u);
+  EXPECT_EQ(o.maxBytes, 64u << 10);
+  EXPECT_EQ(o.types, std::vector<hoopDataType_t>{hoopHalf});
+}
+
+TEST(Options, AllTypesAndOpsInNcclTestsOrder) {
+  const Options o = parseOk({"allreduce", "-d", "all", "-o", "all"});
+  EXPECT_EQ(o.types, (std::vector<hoopDataType_t>{hoopInt8, hoopUint8, hoopInt32, hoopUint32,
+                                                  hoopInt64, hoopUint64, hoopHalf, hoopFloat,
+                                                  hoopDouble, hoopBfloat16}));
+  EXPECT_EQ(o.ops, (std::vector<hoopRedOp_t>{hoopSum, hoopProd, hoopMax, hoopMin, hoopAvg}));
+}
+
+TEST(Options, EveryTypeNameParses) {
+  for (const char* name : {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float",
+                           "double", "bfloat16"}) {
+    const Options o = parseOk({"allreduce", "-d", name});
+    ASSERT_EQ(o.types.size(), 1u);
+    EXPECT_EQ(typeName(o.types[0]), name);
+  }
+}
+
+TEST(Options, LaterFlagWins) { EXPECT_EQ(parseOk({"allreduce", "-n", "3", "-n", "9"}).iters, 9); }
+
+TEST(Options, StepBytesWithFactorOne) {
+  const Options o = parseOk({"allreduce", "-b", "1M", "-e", "4M", "-f", "1", "-i", "1M"});
+  EXPECT_EQ(o.stepFactor, 1u);
+  EXPECT_EQ(o.stepBytes, 1u << 20);
+}
+
+TEST(Options, Help) {
+  EXPECT_EQ(parse({"-h"}).action, ParseResult::Action::kHelp);
+  EXPECT_EQ(parse({"--help"}).action, ParseResult::Action::kHelp);
+  EXPECT_EQ(parse({"allreduce", "-b", "8", "-h"}).action, ParseResult::Action::kHelp);
+  EXPECT_NE(usageText().find("Usage: hoop-perf <collective> [options]"), std::string::npos);
+}
+
+TEST(Options, CollectiveErrors) {
+  EXPECT_NE(parseError({}).find("no collective"), std::string::npos);
+  EXPECT_NE(parseError({"alltoall"}).find("alltoall is not supported yet"), std::string::npos);
+  EXPECT_NE(parseError({"allgatherv"}).find("unknown collective 'allgatherv'"), std::string::npos);
+  EXPECT_NE(parseError({"-b", "8", "allreduce"}).find("the collective comes first"),
+            std::string::npos);
+}
+
+TEST(Options, FlagErrors) {
+  EXPECT_EQ(parseError({"allreduce", "-x", "1"}), "unknown option '-x' (see hoop-perf -h)");
+  EXPECT_EQ(parseError({"allreduce", "--json"}), "unknown option '--json' (see hoop-perf -h)");
+  EXPECT_EQ(parseError({"allreduce", "extra"}), "unexpected argument 'extra' (see hoop-perf -h)");
+  EXPECT_EQ(parseError({"allreduce", "-b"}), "option '-b' needs a value");
+  EXPECT_EQ(parseError({"allreduce", "--help=1"}), "option '--help=1' takes no value");
+}
+
+TEST(Options, ValueErrors) {
+  EXPECT_EQ(parseError({"allreduce", "-b", "8X"}),
+            "-b: '8X' is not a size (bytes, optional K, M or G suffix)");
+  EXPECT_EQ(parseError({"allreduce", "--maxbytes=-1"}),
+            "--maxbytes: '-1' is not a size (bytes, optional K, M or G suffix)");
+  EXPECT_EQ(parseError({"allreduce", "-n", "0"}),
+            "-n: '0' is not a whole number from 1 to 1000000000");
+  EXPECT_EQ(parseError({"allreduce", "-f", "0"}),
+            "-f: '0' is not a whole number from 1 to 1048576");
+  EXPECT_EQ(parseError({"allreduce", "-w", "two"}),
+            "-w: 'two' is not a whole number from 0 to 1000000000");
+  EXPECT_EQ(parseError({"allreduce", "-r", "-1"}),
+            "-r: '-1' is not a whole number from 0 to 1000000000");
+  EXPECT_EQ(parseError({"allreduce", "-a", "4"}), "-a: '4' is not a whole number from 0 to 3");
+  EXPECT_EQ(parseError({"allreduce", "-c", "yes"}), "-c: 'yes' is not 0 or 1");
+  EXPECT_EQ(parseError({"allreduce", "-z", "2"}), "-z: '2' is not 0 or 1");
+  EXPECT_NE(parseError({"allreduce", "-d", "fp8"}).find("unknown datatype 'fp8'"),
+            std::string::npos);
+  EXPECT_NE(parseError({"allreduce", "-o", "xor"}).find("unknown op 'xor'"), std::string::npos);
+  EXPECT_EQ(parseError({"allreduce", "--memory", "cuda"}),
+            "--memory cuda: this hoop-perf was not built with CUDA; use host");
+  EXPECT_EQ(parseError({"allreduce", "--memory=disk"}),
+            "--memory: unknown memory 'disk'; use host");
+}
+
+TEST(Options, CombinationErrors) {
+  EXPECT_EQ(parseError({"allreduce", "-b", "1M", "-e", "1K"}),
+            "-b (1048576) is larger than -e (1024)");
+  EXPECT_NE(parseError({"allreduce", "-b", "8", "-e", "64", "-f", "1", "-i", "0"}).find("-i 0"),
+            std::string::npos);
+  EXPECT_NE(parseError({"allreduce", "-b", "0", "-e", "64"}).find("-b 0"), std::string::npos);
+  // One size needs no step at all.
+  EXPECT_EQ(parseOk({"allreduce", "-b", "0", "-e", "0"}).maxBytes, 0u);
+}
+
+}  // namespace
+}  // namespace hoop::perf
