@@ -6,6 +6,8 @@
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
 #include <unistd.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -277,18 +279,28 @@ void p2p() {
   }
 }
 
-// If the barrier let anyone through early, rank 0 would leave before the last rank arrived.
+// Ranks arrive at the barrier at staggered times; no rank may leave before the last arrival.
+// Times come from CLOCK_MONOTONIC, which all processes on a machine share.
 void barrier() {
-  using Clock = std::chrono::steady_clock;
+  auto nowUs = [] {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<int64_t>(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
+  };
   for (int round = 0; round < 3; ++round) {
     ok(hoopBarrier(comm, nullptr), "barrier");
-    auto start = Clock::now();
-    std::this_thread::sleep_for(std::chrono::milliseconds(40 * rank));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 * ((rank + round) % nranks)));
+    int64_t arrived = nowUs();
     ok(hoopBarrier(comm, nullptr), "barrier");
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-    if (waited.count() < 40 * (nranks - 1) - 5) {
-      die("barrier returned after " + std::to_string(waited.count()) + " ms, before rank " +
-          std::to_string(nranks - 1) + " arrived");
+    int64_t left = nowUs();
+    std::vector<int64_t> arrivals(static_cast<size_t>(nranks));
+    ok(hoopAllGather(&arrived, arrivals.data(), 1, hoopInt64, comm, nullptr), "allgather");
+    for (int r = 0; r < nranks; ++r) {
+      if (left < arrivals[r]) {
+        die("barrier round " + std::to_string(round) + " returned " +
+            std::to_string(arrivals[r] - left) + " us before rank " + std::to_string(r) +
+            " arrived");
+      }
     }
     ++checks;
   }
