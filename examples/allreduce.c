@@ -5,14 +5,14 @@
 #include <stdlib.h>
 
 /* Every hoop call returns a result code; hoopGetLastError explains a failure. */
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    hoopResult_t result_ = (call);                                                      \
-    if (result_ != hoopSuccess) {                                                       \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, hoopGetErrorString(result_),        \
-              hoopGetLastError(comm));                                                  \
-      exit(1);                                                                          \
-    }                                                                                   \
+#define CHECK(call)                                                              \
+  do {                                                                           \
+    hoopResult_t result_ = (call);                                               \
+    if (result_ != hoopSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, hoopGetErrorString(result_), \
+              hoopGetLastError(comm));                                           \
+      exit(1);                                                                   \
+    }                                                                            \
   } while (0)
 
 int main(void) {

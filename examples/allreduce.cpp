@@ -1,8 +1,7 @@
 // The smallest complete hoop program in C++: typed spans, RAII, exceptions on failure.
 // Run it with:  hooprun -np 4 ./allreduce_cpp
-#include <hoop/hoop.hpp>
-
 #include <cstdio>
+#include <hoop/hoop.hpp>
 #include <vector>
 
 int main() {

@@ -61,7 +61,14 @@ typedef enum {
   hoopNumTypes = 10
 } hoopDataType_t;
 
-typedef enum { hoopSum = 0, hoopProd = 1, hoopMax = 2, hoopMin = 3, hoopAvg = 4, hoopNumOps = 5 } hoopRedOp_t;
+typedef enum {
+  hoopSum = 0,
+  hoopProd = 1,
+  hoopMax = 2,
+  hoopMin = 3,
+  hoopAvg = 4,
+  hoopNumOps = 5
+} hoopRedOp_t;
 
 /* Version as HOOP_VERSION_CODE. */
 hoopResult_t hoopGetVersion(int* version);
@@ -105,12 +112,10 @@ hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            hoopStream_t stream);
 /* Copies root's sendbuff to recvbuff on every rank; sendbuff is read on root only. */
 hoopResult_t hoopBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           hoopDataType_t datatype, int root, hoopComm_t comm,
-                           hoopStream_t stream);
+                           hoopDataType_t datatype, int root, hoopComm_t comm, hoopStream_t stream);
 /* recvbuff is written on root only. */
-hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        hoopDataType_t datatype, hoopRedOp_t op, int root, hoopComm_t comm,
-                        hoopStream_t stream);
+hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t count, hoopDataType_t datatype,
+                        hoopRedOp_t op, int root, hoopComm_t comm, hoopStream_t stream);
 /* recvbuff holds nranks * sendcount elements, rank r's at offset r * sendcount. In place when
  * sendbuff == recvbuff + rank * sendcount elements. */
 hoopResult_t hoopAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <thread>
+
 #include "core/bootstrap.h"
 #include "core/env.h"
 #include "core/secret.h"
 #include "transport/tcp/interfaces.h"
 #include "transport/tcp/tcp_connection.h"
+#include "transport/tcp/tcp_transport.h"
 
 namespace hoop {
 namespace {
@@ -196,6 +199,59 @@ TEST_F(FramesTest, ManyFramesInOneSendAndOrder) {
   drive();
   ASSERT_EQ(connection_->recvsCompleted(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(buffers[i][2], static_cast<char>(i + 2));
+}
+
+}  // namespace
+}  // namespace hoop
+
+namespace hoop {
+namespace {
+
+// A rank's listener takes its peer's streams and drops strangers: garbage, a wrong secret, a
+// hello meant for another rank, one claiming a rank that should connect the other way.
+TEST(TcpTransportAdmission, StrangersAreDroppedAndThePeerGetsThrough) {
+  setenv("HOOP_SOCKET_IFNAME", "=lo", 1);
+  Secret secret = Secret::random();
+  auto listenerFor = [] {
+    SocketAddress address = SocketAddress::parse("127.0.0.1:0");
+    return listenOn(address, 64, false);
+  };
+  UniqueFd listener0 = listenerFor();
+  UniqueFd listener1 = listenerFor();
+  std::vector<TcpPeer> peers = {{SocketAddress::localOf(listener0.get()), "rank 0"},
+                                {SocketAddress::localOf(listener1.get()), "rank 1"}};
+  TcpOptions options0{0, secret, 7, 2, 0};
+  TcpOptions options1{1, secret, 7, 2, 0};
+  TcpTransport rank0(options0, std::move(listener0), peers);
+  TcpTransport rank1(options1, std::move(listener1), peers);
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+
+  // Strangers knock on rank 1 first.
+  UniqueFd garbage = connectWithRetry(peers[1].address, deadline, nullptr, "rank 1");
+  std::string junk(100, 'z');
+  ASSERT_GT(::send(garbage.get(), junk.data(), junk.size(), MSG_NOSIGNAL), 0);
+  TcpOptions impostor{0, Secret::random(), 7, 1, 0};
+  TcpTransport wrongSecret(impostor, listenerFor(), peers);
+  auto unused = wrongSecret.establish(1, deadline, nullptr);  // connects; rank 1 must refuse it
+  UniqueFd silent = connectWithRetry(peers[1].address, deadline, nullptr, "rank 1");
+
+  std::unique_ptr<TcpConnection> fromZero;
+  std::thread acceptor([&] { fromZero = rank1.establish(0, deadline, nullptr); });
+  auto toOne = rank0.establish(1, deadline, nullptr);
+  acceptor.join();
+  ASSERT_NE(fromZero, nullptr);
+  EXPECT_EQ(fromZero->streamCount(), 2u);
+
+  // The connection that got through is the real one: a message crosses intact.
+  char sent[6] = "hello";
+  char received[6] = {};
+  toOne->postSend(sent, 6, {OpKind::kSendRecv, 0});
+  fromZero->postRecv(received, 6, {OpKind::kSendRecv, 0});
+  for (int i = 0; i < 100000 && fromZero->recvsCompleted() == 0; ++i) {
+    toOne->progress();
+    fromZero->progress();
+  }
+  EXPECT_STREQ(received, "hello");
 }
 
 }  // namespace

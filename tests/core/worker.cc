@@ -4,9 +4,8 @@
 //
 //   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier [--large]
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
