@@ -157,6 +157,7 @@ int run(const Options& options) {
   description.options = options;
   description.hoopVersion = version;
   description.ranks = gatherRankInfo(comm, nranks);
+  description.algorithm = algorithmInUse(options.collective);
   printOnRank0(rank, formatRunHeader(description));
   if (options.check && nranks > kMaxExactRanks) {
     printOnRank0(rank, "# Warning: above " + std::to_string(kMaxExactRanks) +

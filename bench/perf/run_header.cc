@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 
 namespace hoop::perf {
 namespace {
@@ -48,6 +49,24 @@ std::string formatRunHeader(const RunDescription& run) {
   }
   text += "#\n";
   return text;
+}
+
+std::string algorithmInUse(Collective collective) {
+  switch (collective) {
+    case Collective::kAllReduce: {
+      const char* forced = std::getenv("HOOP_ALGO");
+      if (forced != nullptr && forced[0] != '\0') return std::string(forced) + " (HOOP_ALGO)";
+      const char* limit = std::getenv("HOOP_DIRECT_MAX_BYTES");
+      return std::string("direct while bytes*(ranks-1) <= ") + (limit != nullptr ? limit : "64K") +
+             ", ring above";
+    }
+    case Collective::kAllGather:
+    case Collective::kReduceScatter: return "ring";
+    case Collective::kBroadcast:
+    case Collective::kReduce: return "pipelined chain";
+    case Collective::kSendRecv: return "grouped send/recv";
+  }
+  return "unknown";
 }
 
 }  // namespace hoop::perf

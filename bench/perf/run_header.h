@@ -22,10 +22,14 @@ struct RunDescription {
   Options options;
   int hoopVersion = 0;  // HOOP_VERSION_CODE encoding, from hoopGetVersion
   std::vector<RankInfo> ranks;
-  // The algorithm the table measures. Fixed to "ring" for now: when the tuner lands, this
-  // becomes its choice per size (and --algo's override), reported here and logged at INFO.
+  // The algorithm the table measures, as hoop's size rule or HOOP_ALGO picks it. When the tuner
+  // lands this becomes its choice per size (and --algo's override).
   std::string algorithm = "ring";
 };
+
+// What hoop runs for `collective` in this process's environment (HOOP_ALGO,
+// HOOP_DIRECT_MAX_BYTES), in words for the header.
+std::string algorithmInUse(Collective collective);
 
 // Every line starts with '#' and ends with '\n'; the last is a lone "#".
 std::string formatRunHeader(const RunDescription& run);
