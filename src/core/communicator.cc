@@ -110,8 +110,7 @@ void Communicator::progressAll(bool& moved) {
   for (Connection* c : active_) moved |= c->progress();
 }
 
-void Communicator::waitUntil(const std::function<bool()>& done,
-                             const std::function<std::string()>& waitingFor) {
+void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor) {
   auto spinUntil = Clock::now() + config_.spinBeforeSleep;
   int yields = 0;
   while (true) {

@@ -12,6 +12,7 @@
 #include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/function_ref.h"
 #include "core/types.h"
 #include "transport/connection.h"
 #include "transport/tcp/tcp_transport.h"
@@ -55,9 +56,10 @@ class Communicator {
   const std::string& operation() const { return operation_; }
   // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
   // abort, timeout (naming `waitingFor()`), or a connection failure.
-  void waitUntil(const std::function<bool()>& done, const std::function<std::string()>& waitingFor);
+  void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
 
-  // Staging memory for received pieces, grown on demand and kept for later calls.
+  // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
+  // moves it: take it once per operation, at the largest size the operation needs.
   char* scratch(size_t bytes);
 
   // From any thread: wakes every wait on this communicator, which then throws.
