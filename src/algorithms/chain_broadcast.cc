@@ -16,12 +16,12 @@ void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
   if (isRoot && args.send != args.recv) std::memmove(output, args.send, bytes);
   if (n == 1) return;
 
-  const size_t position = static_cast<size_t>(comm.ringPosition());
+  const Ring& ring = comm.ring();
   size_t rootPosition = 0;
-  while (comm.ring()[rootPosition] != args.root) ++rootPosition;
-  const size_t hops = (position + n - rootPosition) % n;  // 0 at the root
-  const int next = comm.ring()[(position + 1) % n];
-  const int prev = comm.ring()[(position + n - 1) % n];
+  while (ring.at(rootPosition) != args.root) ++rootPosition;
+  const size_t hops = (ring.position + n - rootPosition) % n;  // 0 at the root
+  const int next = ring.next();
+  const int prev = ring.prev();
   const bool isLast = hops == n - 1;
   const size_t elementSize = dataTypeSize(args.type);
   const size_t pieceBytes =

@@ -18,12 +18,12 @@ void chainReduce(Communicator& comm, const CollectiveArgs& args) {
     finishAverage(output, input, args.count, args.type, args.op, 1);
     return;
   }
-  const size_t position = static_cast<size_t>(comm.ringPosition());
+  const Ring& ring = comm.ring();
   size_t rootPosition = 0;
-  while (comm.ring()[rootPosition] != args.root) ++rootPosition;
-  const size_t hops = (position + n - rootPosition) % n;  // the chain's first rank has hops 1
-  const int next = comm.ring()[(position + 1) % n];
-  const int prev = comm.ring()[(position + n - 1) % n];
+  while (ring.at(rootPosition) != args.root) ++rootPosition;
+  const size_t hops = (ring.position + n - rootPosition) % n;  // the chain's first rank has hops 1
+  const int next = ring.next();
+  const int prev = ring.prev();
   const size_t pieceElements = std::max<size_t>(1, comm.config().chunkBytes / elementSize);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
                    /*scratchPieces=*/4);
@@ -34,7 +34,7 @@ void chainReduce(Communicator& comm, const CollectiveArgs& args) {
     if (hops == 1) {
       prims.send(next, input + byteOffset, count * elementSize);
     } else if (isRoot) {
-      prims.recvReduceCopySend(prev, -1, input + byteOffset, output + byteOffset, count);
+      prims.recvReduceCopySend(prev, -1, input + byteOffset, output + byteOffset, count, n);
     } else {
       prims.recvReduceSendScratch(prev, next, input + byteOffset, count);
     }

@@ -44,6 +44,7 @@ void runBarrier(Communicator& comm);
 // The schedules, for tests that force one.
 void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
 void directAllReduce(Communicator& comm, const CollectiveArgs& args);
+void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);

@@ -1,5 +1,7 @@
 // Which schedule runs a collective. A stand-in for the cost-model tuner: the direct allreduce
-// when all it sends fits in HOOP_DIRECT_MAX_BYTES, the ring otherwise; HOOP_ALGO forces one.
+// when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that the hierarchical one when ranks
+// span several hosts with the same number (two or more) on each, else the ring. HOOP_ALGO forces
+// one; a forced hierarchical schedule on a job it cannot serve runs the ring instead.
 #include "algorithms/collective.h"
 #include "core/communicator.h"
 #include "core/error.h"
@@ -8,10 +10,39 @@
 namespace hoop {
 namespace {
 
-bool useDirectAllReduce(const Communicator& comm, const CollectiveArgs& args) {
+bool hierarchyFits(const Communicator& comm) {
+  return comm.hostCount() > 1 && comm.localRing().size() > 1;
+}
+
+// A schedule and its name, for the log.
+struct Schedule {
+  void (*run)(Communicator&, const CollectiveArgs&);
+  const char* name;
+};
+
+constexpr Schedule kDirect{directAllReduce, "direct"};
+constexpr Schedule kRing{ringAllReduce, "ring"};
+constexpr Schedule kHierarchical{hierarchicalAllReduce, "hierarchical"};
+
+Schedule allReduceSchedule(const Communicator& comm, const CollectiveArgs& args) {
   const std::string& forced = comm.config().algorithm;
-  if (!forced.empty()) return forced == "direct";
-  return args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes;
+  if (forced == "direct") return kDirect;
+  if (forced == "ring") return kRing;
+  if (forced == "hierarchical") return hierarchyFits(comm) ? kHierarchical : kRing;
+  if (args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes) {
+    return kDirect;
+  }
+  return hierarchyFits(comm) ? kHierarchical : kRing;
+}
+
+Schedule onlySchedule(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAllGather: return {ringAllGather, "ring"};
+    case OpKind::kReduceScatter: return {ringReduceScatter, "ring"};
+    case OpKind::kBroadcast: return {chainBroadcast, "pipelined chain"};
+    case OpKind::kReduce: return {chainReduce, "pipelined chain"};
+    default: fail(hoopInternalError, "runCollective: ", opKindName(kind), " is not a collective");
+  }
 }
 
 }  // namespace
@@ -21,21 +52,10 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   args.seq = comm.nextCollectiveSeq();
   comm.beginOperation(str(opKindName(args.kind), " #", args.seq, " (", args.count, " x ",
                           dataTypeName(args.type), ")"));
-  switch (args.kind) {
-    case OpKind::kAllReduce:
-      if (useDirectAllReduce(comm, args)) {
-        directAllReduce(comm, args);
-      } else {
-        ringAllReduce(comm, args);
-      }
-      break;
-    case OpKind::kAllGather: ringAllGather(comm, args); break;
-    case OpKind::kReduceScatter: ringReduceScatter(comm, args); break;
-    case OpKind::kBroadcast: chainBroadcast(comm, args); break;
-    case OpKind::kReduce: chainReduce(comm, args); break;
-    default:
-      fail(hoopInternalError, "runCollective: ", opKindName(args.kind), " is not a collective");
-  }
+  Schedule schedule =
+      args.kind == OpKind::kAllReduce ? allReduceSchedule(comm, args) : onlySchedule(args.kind);
+  comm.noteSchedule(args.kind, schedule.name, args.bytes());
+  schedule.run(comm, args);
 }
 
 }  // namespace hoop

@@ -56,9 +56,10 @@ void Primitives::recvReduceSend(int from, int to, const void* in, void* out, siz
   send(to, out, count * dataTypeSize(type_));
 }
 
-void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count) {
+void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,
+                                    size_t divisor) {
   const char* received = recvStaged(from, count * dataTypeSize(type_));
-  reduceFinal(out, received, in, count, type_, op_, static_cast<size_t>(comm_.size()));
+  reduceFinal(out, received, in, count, type_, op_, divisor);
   if (to >= 0) send(to, out, count * dataTypeSize(type_));
 }
 

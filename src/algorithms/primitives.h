@@ -23,8 +23,10 @@ class Primitives {
   void recv(int from, void* data, size_t bytes);
   // out = received (op) in, then send out. `out` may equal `in`.
   void recvReduceSend(int from, int to, const void* in, void* out, size_t count);
-  // The last reduction: for avg also divides by the rank count. Sends out when to >= 0.
-  void recvReduceCopySend(int from, int to, const void* in, void* out, size_t count);
+  // The last reduction: for avg also divides by `divisor` (the ranks that contributed). Sends
+  // out when to >= 0.
+  void recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,
+                          size_t divisor);
   // Receives into out, then forwards out.
   void recvCopySend(int from, int to, void* out, size_t bytes);
   // Reduces into a scratch slot and sends it (for schedules whose output is too small to hold

@@ -12,15 +12,14 @@ void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t blockBytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
-  auto block = [&](size_t position) {
-    return output + static_cast<size_t>(comm.ring()[position]) * blockBytes;
-  };
-  const size_t position = static_cast<size_t>(comm.ringPosition());
+  const Ring& ring = comm.ring();
+  auto block = [&](size_t pos) { return output + static_cast<size_t>(ring.at(pos)) * blockBytes; };
+  const size_t position = ring.position;
   if (block(position) != args.send) std::memmove(block(position), args.send, blockBytes);
   if (n == 1) return;
 
-  const int next = comm.ring()[(position + 1) % n];
-  const int prev = comm.ring()[(position + n - 1) % n];
+  const int next = ring.next();
+  const int prev = ring.prev();
   const size_t elementSize = dataTypeSize(args.type);
   const size_t pieceBytes =
       std::max<size_t>(1, comm.config().chunkBytes / elementSize) * elementSize;

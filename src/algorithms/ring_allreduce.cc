@@ -11,9 +11,50 @@
 // allgather). That is safe: the final value of a chunk can only come back to this rank after the
 // next rank has received every byte this rank sent from that chunk.
 #include "algorithms/collective.h"
-#include "algorithms/primitives.h"
+#include "algorithms/ring_phases.h"
 
 namespace hoop {
+
+void ringReduceScatterPhase(Primitives& prims, const Ring& ring, const RingChunks& chunks,
+                            size_t divisor, bool forwardResult) {
+  const size_t n = ring.size();
+  // Pass our contribution to chunk position-1 along, then n-1 times add ours to what arrives.
+  // The last chunk to arrive is chunk `position`, complete.
+  size_t c = ring.behind(1);
+  prims.send(ring.next(), chunks.in(c), chunks.bytes(c));
+  for (size_t step = 1; step < n - 1; ++step) {
+    c = ring.behind(step + 1);
+    prims.recvReduceSend(ring.prev(), ring.next(), chunks.in(c), chunks.out(c), chunks.count(c));
+  }
+  c = ring.position;
+  prims.recvReduceCopySend(ring.prev(), forwardResult ? ring.next() : -1, chunks.in(c),
+                           chunks.out(c), chunks.count(c), divisor);
+}
+
+void ringAllGatherPhase(Primitives& prims, const Ring& ring, const RingChunks& chunks,
+                        bool resultSent) {
+  const size_t n = ring.size();
+  if (!resultSent) prims.send(ring.next(), chunks.out(ring.position), chunks.bytes(ring.position));
+  // Forward each complete chunk as it arrives; the last one stops here.
+  for (size_t step = 1; step < n - 1; ++step) {
+    size_t c = ring.behind(step);
+    prims.recvCopySend(ring.prev(), ring.next(), chunks.out(c), chunks.bytes(c));
+  }
+  size_t c = ring.behind(n - 1);
+  prims.recv(ring.prev(), chunks.out(c), chunks.bytes(c));
+}
+
+void ringAllReduceOver(Primitives& prims, const Ring& ring, const char* input, char* output,
+                       size_t count, size_t elementSize, size_t pieceElements, size_t divisor) {
+  const size_t n = ring.size();
+  for (size_t loopStart = 0; loopStart < count; loopStart += n * pieceElements) {
+    const RingChunks chunks{EvenSplit{std::min(n * pieceElements, count - loopStart), n},
+                            input + loopStart * elementSize, output + loopStart * elementSize,
+                            elementSize};
+    ringReduceScatterPhase(prims, ring, chunks, divisor, /*forwardResult=*/true);
+    ringAllGatherPhase(prims, ring, chunks, /*resultSent=*/true);
+  }
+}
 
 void ringAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
@@ -25,36 +66,8 @@ void ringAllReduce(Communicator& comm, const CollectiveArgs& args) {
     return;
   }
   const size_t pieceElements = std::max<size_t>(1, comm.config().chunkBytes / elementSize);
-  const size_t position = static_cast<size_t>(comm.ringPosition());
-  const int next = comm.ring()[(position + 1) % n];
-  const int prev = comm.ring()[(position + n - 1) % n];
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
-
-  for (size_t loopStart = 0; loopStart < args.count; loopStart += n * pieceElements) {
-    const EvenSplit chunks{std::min(n * pieceElements, args.count - loopStart), n};
-    auto chunkIndex = [&](size_t stepsBack) { return (position + n - stepsBack % n) % n; };
-    auto in = [&](size_t c) { return input + (loopStart + chunks.offset(c)) * elementSize; };
-    auto out = [&](size_t c) { return output + (loopStart + chunks.offset(c)) * elementSize; };
-
-    // Reduce-scatter: pass our contribution to chunk position-1 along, then n-1 times add ours
-    // to what arrives. The last chunk to arrive is chunk `position`, complete.
-    size_t c = chunkIndex(1);
-    prims.send(next, in(c), chunks.size(c) * elementSize);
-    for (size_t step = 1; step < n - 1; ++step) {
-      c = chunkIndex(step + 1);
-      prims.recvReduceSend(prev, next, in(c), out(c), chunks.size(c));
-    }
-    c = chunkIndex(0);
-    prims.recvReduceCopySend(prev, next, in(c), out(c), chunks.size(c));
-
-    // Allgather: forward each complete chunk as it arrives; the last one stops here.
-    for (size_t step = 1; step < n - 1; ++step) {
-      c = chunkIndex(step);
-      prims.recvCopySend(prev, next, out(c), chunks.size(c) * elementSize);
-    }
-    c = chunkIndex(n - 1);
-    prims.recv(prev, out(c), chunks.size(c) * elementSize);
-  }
+  ringAllReduceOver(prims, comm.ring(), input, output, args.count, elementSize, pieceElements, n);
   prims.finish();
 }
 

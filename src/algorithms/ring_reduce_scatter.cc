@@ -12,16 +12,15 @@ void ringReduceScatter(Communicator& comm, const CollectiveArgs& args) {
   const size_t blockBytes = args.bytes();
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  const size_t position = static_cast<size_t>(comm.ringPosition());
-  auto block = [&](size_t pos) {
-    return input + static_cast<size_t>(comm.ring()[pos % n]) * blockBytes;
-  };
+  const Ring& ring = comm.ring();
+  const size_t position = ring.position;
+  auto block = [&](size_t pos) { return input + static_cast<size_t>(ring.at(pos)) * blockBytes; };
   if (n == 1) {
     finishAverage(output, input, args.count, args.type, args.op, 1);
     return;
   }
-  const int next = comm.ring()[(position + 1) % n];
-  const int prev = comm.ring()[(position + n - 1) % n];
+  const int next = ring.next();
+  const int prev = ring.prev();
   const size_t pieceElements = std::max<size_t>(1, comm.config().chunkBytes / elementSize);
   const size_t pieceBytes = pieceElements * elementSize;
   // Enough scratch slots that a rank rarely waits for its own earlier sends to drain.
@@ -35,7 +34,7 @@ void ringReduceScatter(Communicator& comm, const CollectiveArgs& args) {
     for (size_t step = 1; step < n - 1; ++step) {
       prims.recvReduceSendScratch(prev, next, block(position + n - 1 - step) + byteOffset, count);
     }
-    prims.recvReduceCopySend(prev, -1, block(position) + byteOffset, output + byteOffset, count);
+    prims.recvReduceCopySend(prev, -1, block(position) + byteOffset, output + byteOffset, count, n);
     if (args.count == 0) break;
   }
   prims.finish();

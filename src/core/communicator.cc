@@ -42,16 +42,7 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   comm->peers_ = rendezvous(id, nranks, rank, describeSelf, deadline);
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
 
-  for (const PeerInfo& p : comm->peers_) {
-    if (p.hostId != comm->peers_[rank].hostId) continue;
-    if (p.rank < rank) ++comm->localRank_;
-  }
-  comm->localSize_ = static_cast<int>(
-      std::count_if(comm->peers_.begin(), comm->peers_.end(),
-                    [&](const PeerInfo& p) { return p.hostId == comm->peers_[rank].hostId; }));
-  // Ring order is rank order for now; topology-aware ordering slots in here.
-  for (int r = 0; r < nranks; ++r) comm->ring_.push_back(r);
-  comm->ringPosition_ = rank;
+  comm->buildRings();
 
   TcpOptions options;
   options.selfRank = rank;
@@ -68,11 +59,13 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
 
   comm->beginOperation("initialisation");
   comm->deadline_ = deadline;
-  if (nranks > 1) {
-    int next = comm->ring_[(comm->ringPosition_ + 1) % nranks];
-    int prev = comm->ring_[(comm->ringPosition_ + nranks - 1) % nranks];
-    comm->connectAll({next, prev});
+  // The ring neighbours are needed by nearly every collective: connect them now, so a peer
+  // that cannot be reached fails initialisation rather than the first collective.
+  std::vector<int> neighbours;
+  for (const Ring* ring : {&comm->ring_, &comm->localRing_, &comm->crossRing_}) {
+    if (ring->size() > 1) neighbours.insert(neighbours.end(), {ring->next(), ring->prev()});
   }
+  comm->connectAll(neighbours);
   log(LogLevel::kInfo, LogSubsys::kInit, rank, "communicator ready: rank ", rank, " of ", nranks,
       ", local rank ", comm->localRank_, " of ", comm->localSize_, ", ",
       comm->config_.socketStreams, " tcp stream(s) per peer, id ", comm->peers_[rank].hostName);
@@ -80,6 +73,41 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
 }
 
 Communicator::~Communicator() = default;
+
+void Communicator::buildRings() {
+  const int n = size();
+  // Hosts in order of their lowest rank; ranks ascending within a host. The ring then crosses
+  // between hosts once per host, the fewest crossings possible.
+  std::vector<uint64_t> hosts;
+  std::vector<std::vector<int>> ranksOfHost;
+  for (const PeerInfo& p : peers_) {
+    auto found = std::find(hosts.begin(), hosts.end(), p.hostId);
+    if (found == hosts.end()) {
+      hosts.push_back(p.hostId);
+      ranksOfHost.emplace_back();
+      found = hosts.end() - 1;
+    }
+    ranksOfHost[found - hosts.begin()].push_back(p.rank);
+  }
+  hostCount_ = static_cast<int>(hosts.size());
+  const size_t myHost = std::find(hosts.begin(), hosts.end(), peers_[rank_].hostId) - hosts.begin();
+  const std::vector<int>& local = ranksOfHost[myHost];
+  localRank_ = static_cast<int>(std::find(local.begin(), local.end(), rank_) - local.begin());
+  localSize_ = static_cast<int>(local.size());
+
+  for (const auto& hostRanks : ranksOfHost) {
+    ring_.ranks.insert(ring_.ranks.end(), hostRanks.begin(), hostRanks.end());
+  }
+  ring_.position = std::find(ring_.ranks.begin(), ring_.ranks.end(), rank_) - ring_.ranks.begin();
+
+  bool uniform = std::all_of(ranksOfHost.begin(), ranksOfHost.end(),
+                             [&](const auto& r) { return r.size() == local.size(); });
+  if (uniform && n > 1) {
+    localRing_ = {local, static_cast<size_t>(localRank_)};
+    for (const auto& hostRanks : ranksOfHost) crossRing_.ranks.push_back(hostRanks[localRank_]);
+    crossRing_.position = myHost;
+  }
+}
 
 Connection& Communicator::connection(int peer) {
   if (!connections_[peer]) connectAll({peer});
@@ -153,6 +181,17 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     }
     spinUntil = Clock::now() + config_.spinBeforeSleep / 4;
   }
+}
+
+void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes) {
+  auto choice = std::make_pair(kind, schedule);
+  if (std::find(announcedSchedules_.begin(), announcedSchedules_.end(), choice) !=
+      announcedSchedules_.end()) {
+    return;
+  }
+  announcedSchedules_.push_back(choice);
+  log(LogLevel::kInfo, LogSubsys::kColl, rank_, opKindName(kind), " uses ", schedule, " (first at ",
+      bytes, " bytes, ", size(), " ranks on ", hostCount_, " host(s))");
 }
 
 char* Communicator::scratch(size_t bytes) {

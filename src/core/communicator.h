@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/ring.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -35,9 +36,13 @@ class Communicator {
   int localSize() const { return localSize_; }
   const PeerInfo& peer(int rank) const { return peers_[rank]; }
   const Config& config() const { return config_; }
-  // Ranks in ring order, and this rank's place in it.
-  const std::vector<int>& ring() const { return ring_; }
-  int ringPosition() const { return ringPosition_; }
+  // All ranks in ring order (each host's ranks contiguous), and this rank's place in it.
+  const Ring& ring() const { return ring_; }
+  // The ranks on this host, and the ranks with this rank's local index on every host. Both are
+  // empty unless every host runs the same number of ranks (what hierarchical schedules need).
+  const Ring& localRing() const { return localRing_; }
+  const Ring& crossRing() const { return crossRing_; }
+  int hostCount() const { return hostCount_; }
 
   // Every collective takes the next number; ranks must call collectives in the same order, and
   // the number travels with the data so a rank that did not is caught.
@@ -58,6 +63,10 @@ class Communicator {
   // abort, timeout (naming `waitingFor()`), or a connection failure.
   void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
 
+  // Logs at INFO the first time each schedule serves a kind of operation on this communicator
+  // (every call would flood the log; never would hide what the tuner decided).
+  void noteSchedule(OpKind kind, const char* schedule, size_t bytes);
+
   // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
   // moves it: take it once per operation, at the largest size the operation needs.
   char* scratch(size_t bytes);
@@ -70,15 +79,19 @@ class Communicator {
 
  private:
   Communicator() = default;
+  // Host grouping from the peers' host ids: local rank and size, and the three rings.
+  void buildRings();
   void progressAll(bool& moved);
 
   int rank_ = 0;
   int localRank_ = 0;
   int localSize_ = 1;
-  int ringPosition_ = 0;
+  int hostCount_ = 1;
   Config config_;
   std::vector<PeerInfo> peers_;
-  std::vector<int> ring_;
+  Ring ring_;
+  Ring localRing_;
+  Ring crossRing_;
   std::unique_ptr<TcpTransport> tcp_;
   std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank, null until used
   std::vector<Connection*> active_;                       // the non-null ones
@@ -88,6 +101,7 @@ class Communicator {
   std::string operation_;
   Clock::time_point deadline_{};
   std::vector<char> scratch_;
+  std::vector<std::pair<OpKind, const char*>> announcedSchedules_;
   std::vector<pollfd> pollFds_;
   std::atomic<bool> abort_{false};
   UniqueFd wakeup_;  // eventfd written by requestAbort

@@ -28,8 +28,9 @@ Config Config::fromEnvironment() {
     config.directMaxBytes = *bytes;
   }
   if (auto text = envString("HOOP_ALGO")) {
-    if (*text != "ring" && *text != "direct") {
-      fail(hoopInvalidArgument, "HOOP_ALGO='", *text, "': known algorithms are ring, direct");
+    if (*text != "ring" && *text != "direct" && *text != "hierarchical") {
+      fail(hoopInvalidArgument, "HOOP_ALGO='", *text,
+           "': known algorithms are ring, direct, hierarchical");
     }
     config.algorithm = *text;
   }

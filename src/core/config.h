@@ -14,7 +14,7 @@ struct Config {
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
   size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
   size_t directMaxBytes = 64 << 10;                // HOOP_DIRECT_MAX_BYTES: see algorithms
-  std::string algorithm;                           // HOOP_ALGO: force one (ring, direct)
+  std::string algorithm;                           // HOOP_ALGO: ring, direct, hierarchical
   std::chrono::microseconds spinBeforeSleep{50};   // HOOP_SPIN_US
 
   static Config fromEnvironment();

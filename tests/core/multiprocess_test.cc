@@ -2,6 +2,7 @@
 // out-of-place, on 1..8 ranks, through each way of starting a job.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "process_runner.h"
@@ -69,6 +70,60 @@ TEST_P(Algorithm, AllReduceSweep) {
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                          ::testing::Combine(::testing::Values("ring", "direct"),
                                             ::testing::Values(2, 3, 4, 7)));
+
+// Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
+// hierarchical allreduce runs where hosts have equal rank counts, local ranks count per host.
+class SimulatedHosts : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(SimulatedHosts, EveryCollectiveExact) {
+  const auto& hosts = GetParam();
+  for (const char* algorithm : {"hierarchical", ""}) {
+    hoopUniqueId id;
+    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+    ProcessGroup group;
+    const int nranks = static_cast<int>(hosts.size());
+    for (int r = 0; r < nranks; ++r) {
+      group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "sweep"},
+                  {{"HOOP_TEST_UID", toHex(id)},
+                   {"HOOP_TEST_RANK", std::to_string(r)},
+                   {"HOOP_TEST_NRANKS", std::to_string(nranks)},
+                   {"HOOP_HOSTNAME", hosts[r]},
+                   {"HOOP_ALGO", algorithm},
+                   {"HOOP_CHUNK_SIZE", "16K"},
+                   {"HOOP_DEBUG", "INFO"},
+                   {"HOOP_DEBUG_SUBSYS", "INIT,COLL"}});
+    }
+    auto results = group.wait(std::chrono::seconds(300));
+    expectAllPassed(results);
+    // The hierarchical allreduce ran wherever every host has the same number of ranks (2+).
+    bool uniform = true;
+    for (const auto& host : hosts) {
+      uniform &= std::count(hosts.begin(), hosts.end(), host) ==
+                 std::count(hosts.begin(), hosts.end(), hosts[0]);
+    }
+    const std::string schedule =
+        std::string("allreduce uses ") + (uniform ? "hierarchical" : "ring");
+    for (int r = 0; r < nranks && algorithm[0] != '\0'; ++r) {
+      EXPECT_NE(results[r].output.find(schedule), std::string::npos) << results[r].output;
+    }
+    // Local rank and size are per host.
+    for (int r = 0; r < nranks; ++r) {
+      int localSize = static_cast<int>(std::count(hosts.begin(), hosts.end(), hosts[r]));
+      int localRank = static_cast<int>(std::count(hosts.begin(), hosts.begin() + r, hosts[r]));
+      std::string expected =
+          "local rank " + std::to_string(localRank) + " of " + std::to_string(localSize);
+      EXPECT_NE(results[r].output.find(expected), std::string::npos)
+          << "rank " << r << " expected '" << expected << "' in:\n"
+          << results[r].output;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, SimulatedHosts,
+                         ::testing::Values(std::vector<std::string>{"a", "a", "b", "b"},
+                                           std::vector<std::string>{"b", "a", "b", "a"},
+                                           std::vector<std::string>{"a", "a", "b", "b", "c", "c"},
+                                           std::vector<std::string>{"a", "a", "a", "b"}));
 
 // Tiny pieces and several sockets per peer: many frames, striped and reassembled in order.
 TEST(Transport, ManyStreamsAndSmallPieces) {

@@ -1,0 +1,33 @@
+// Knobs of the shared-memory transport. The communicator fills them from its config
+// (HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE, ...); the defaults suit a ring allreduce on one host.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace hoop {
+
+struct ShmOptions {
+  // Slots per direction and bytes per slot. A message larger than a slot spans several; a full
+  // ring makes the sender wait for the receiver, so slots * slotBytes is the pipeline depth.
+  // The segment holds both directions: about 2 * slots * slotBytes bytes of /dev/shm.
+  size_t slots = 8;
+  size_t slotBytes = 512 << 10;  // rounded up to a multiple of 64
+
+  // Messages of at least this many bytes skip the slots: the receiver reads them straight out of
+  // the sender's buffer with process_vm_readv (one copy instead of two), when the kernel allows it.
+  bool useCma = true;
+  size_t cmaThresholdBytes = 256 << 10;
+
+  // How long progress() may see nothing move before it asks whether the peer process still
+  // exists (then again every interval while nothing moves).
+  std::chrono::milliseconds livenessInterval{10};
+
+  // Where shm_open puts segments, for the free-space check (glibc: /dev/shm).
+  std::string shmDirectory = "/dev/shm";
+  // Tests only: free bytes the check demands instead of the segment's size (0: the real need).
+  size_t requiredFreeBytesForTesting = 0;
+};
+
+}  // namespace hoop
