@@ -230,7 +230,16 @@ HOOP_API hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm) {
       root =
           std::make_unique<RootService>(env.id.root, env.id, Config::fromEnvironment().initTimeout);
     }
-    return Communicator::create(env.id, env.size, env.rank, std::move(root));
+    auto created = Communicator::create(env.id, env.size, env.rank, std::move(root));
+    if (env.launcherLocalRank >= 0 && env.launcherLocalRank != created->localRank()) {
+      // Both can be right (a launcher may count slots, not processes), but a difference often
+      // means hosts that report the same name, or containers that hide each other.
+      log(LogLevel::kWarn, LogSubsys::kInit, env.rank, env.launcher, " says local rank ",
+          env.launcherLocalRank, " but hoop counts ", created->localRank(), " of ",
+          created->localSize(), " ranks on host ", localHostName(),
+          " (local ranks are counted by hostname and boot id; HOOP_HOSTNAME overrides)");
+    }
+    return created;
   });
 }
 

@@ -12,14 +12,15 @@ struct Source {
   const char* name;
   const char* rankVar;
   const char* sizeVar;
+  const char* localRankVar;
 };
 
 // In order of precedence: hoop's own launcher first, then the schedulers.
 constexpr Source kSources[] = {
-    {"hooprun", "HOOP_RANK", "HOOP_SIZE"},
-    {"OpenMPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS"},
-    {"torchrun", "RANK", "WORLD_SIZE"},
+    {"hooprun", "HOOP_RANK", "HOOP_SIZE", "HOOP_LOCAL_RANK"},
+    {"OpenMPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
 };
 
 }  // namespace
@@ -34,6 +35,7 @@ LaunchEnv readLaunchEnv() {
     env.rank = static_cast<int>(envInt(source.rankVar, -1));
     env.size = static_cast<int>(envInt(source.sizeVar, -1));
     env.launcher = source.name;
+    env.launcherLocalRank = static_cast<int>(envInt(source.localRankVar, -1));
     break;
   }
   if (env.launcher.empty()) {

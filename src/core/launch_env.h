@@ -10,8 +10,9 @@ namespace hoop {
 struct LaunchEnv {
   int rank = -1;
   int size = -1;
-  std::string launcher;  // which variables supplied rank and size, for messages
-  BootstrapId id;        // root address, secret (or none), job tag
+  std::string launcher;        // which variables supplied rank and size, for messages
+  int launcherLocalRank = -1;  // what the launcher says (-1: nothing); hoop computes its own
+  BootstrapId id;              // root address, secret (or none), job tag
 };
 
 // Reads the environment; a missing or malformed variable is hoopInvalidArgument naming it.
