@@ -1,5 +1,6 @@
 // hoop-perf: times one hoop collective over a sweep of sizes, types and ops, out-of-place and
-// in-place, checks every result exactly, and prints nccl-tests' table from rank 0.
+// in-place, checks every result exactly, and prints nccl-tests' table from rank 0; with --algo
+// one table per forced schedule, with --json, --csv and --plot result files from rank 0.
 #include <hoop/hoop.h>
 #include <unistd.h>
 
@@ -15,22 +16,28 @@
 #include <thread>
 #include <vector>
 
+#include "algorithm.h"
 #include "buffers.h"
 #include "collective.h"
-#include "dtype.h"
+#include "csv_report.h"
+#include "data.h"
 #include "hoop_call.h"
+#include "json_report.h"
 #include "options.h"
+#include "output_file.h"
+#include "plot_report.h"
 #include "run_header.h"
 #include "runner.h"
-#include "sizes.h"
+#include "svg_chart.h"
+#include "sweep.h"
 #include "table.h"
-#include "verify.h"
 
 namespace hoop::perf {
 namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitWrongResults = 3;
+constexpr int kExitOutputFile = 4;
 
 // Before a communicator exists hoop-perf does not know its rank, but every launcher hoop supports
 // says it in the environment. Used only so that a bad command line or -h prints once, not once
@@ -68,142 +75,187 @@ std::vector<RankInfo> gatherRankInfo(hoopComm_t comm, int nranks) {
   return all;
 }
 
-// Distinct per row and placement, so a result left over from an earlier call never passes.
-uint64_t checkSeed(hoopDataType_t type, hoopRedOp_t op, size_t bytes, bool inPlace) {
-  return (static_cast<uint64_t>(type) << 56) ^ (static_cast<uint64_t>(op) << 48) ^
-         (static_cast<uint64_t>(inPlace) << 47) ^ bytes;
-}
-
-// Prints rank 0's text at once, so a hang shows which row it is in.
-void printOnRank0(int rank, const std::string& text) {
-  if (rank != 0) return;
-  std::fputs(text.c_str(), stdout);
-  std::fflush(stdout);
-}
-
-// What every measurement of a run shares.
-struct Bench {
-  hoopComm_t comm = nullptr;
-  const Options& options;
-  BufferPair buffers;
-  double busFactor = 1.0;
-  bool corrupt = false;  // HOOP_PERF_CORRUPT=1, rank 0 only
-};
-
-struct Measurement {
-  double timeUs = 0.0;
-  double algBw = 0.0;
-  double busBw = 0.0;
-  std::optional<uint64_t> wrong;  // summed over ranks; nullopt with -c 0
-};
-
-// One row's one placement: the timed batch, then (with -c 1) the check on a call of its own, so
-// the timed loop never pays for filling or comparing.
-Measurement measure(const Bench& bench, const CallSpec& call, size_t rowBytes, uint64_t seed) {
-  const Options& options = bench.options;
-  const Timing timing =
-      timeCalls(bench.comm, call, bench.buffers, options.warmupIters, options.iters);
-  Measurement result;
-  result.timeUs = combineAcrossRanks(bench.comm, timing.usPerIteration, options.average);
-  result.algBw = bandwidthGBs(rowBytes, result.timeUs);
-  result.busBw = result.algBw * bench.busFactor;
-  if (options.check) {
-    const DataPattern pattern = checkPattern(call, seed);
-    prepareCheck(call, pattern, bench.buffers);
-    runCall(bench.comm, call, bench.buffers);
-    if (bench.corrupt) corruptResult(call, bench.buffers);
-    result.wrong = sumAcrossRanks(bench.comm, countWrong(call, pattern, bench.buffers));
-  }
-  return result;
-}
-
-int run(const Options& options) {
-  hoopComm_t comm = nullptr;
-  checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
+// Everything the tables of one run share; the communicator changes per table.
+struct RunState {
   int rank = 0;
   int nranks = 1;
-  int version = 0;
-  checkHoop(hoopCommUserRank(comm, &rank), "hoopCommUserRank", comm);
-  checkHoop(hoopCommCount(comm, &nranks), "hoopCommCount", comm);
-  checkHoop(hoopGetVersion(&version), "hoopGetVersion", comm);
+  RunDescription description;
+  std::optional<HostBuffer> sendBuffer;
+  std::optional<HostBuffer> recvBuffer;
+};
 
-  const Collective collective = options.collective;
-  if (collectiveHasRoot(collective) && options.root >= nranks) {
+// The result files the command line asks for, each with its flag for messages.
+struct OutputRequest {
+  enum class Kind { kJson, kCsv, kPlot };
+  Kind kind;
+  const char* flag;
+  std::string path;
+};
+
+std::vector<OutputRequest> requestedOutputs(const Options& options) {
+  using Kind = OutputRequest::Kind;
+  std::vector<OutputRequest> outputs;
+  for (OutputRequest output : {OutputRequest{Kind::kJson, "--json", options.jsonPath},
+                               OutputRequest{Kind::kCsv, "--csv", options.csvPath},
+                               OutputRequest{Kind::kPlot, "--plot", options.plotPath}}) {
+    if (!output.path.empty()) outputs.push_back(std::move(output));
+  }
+  return outputs;
+}
+
+std::string outputContent(OutputRequest::Kind kind, const RunState& state,
+                          const std::vector<TableSummary>& tables,
+                          const std::vector<RowResult>& rows) {
+  switch (kind) {
+    case OutputRequest::Kind::kJson: return formatJsonReport(state.description, tables, rows);
+    case OutputRequest::Kind::kCsv: return formatCsvReport(rows);
+    case OutputRequest::Kind::kPlot: break;
+  }
+  const std::string title = "hoop-perf " +
+                            std::string(collectiveName(state.description.options.collective)) +
+                            ", " + std::to_string(state.nranks) + " ranks: bus bandwidth";
+  return renderSizeChartSvg(busBandwidthChart(title, rows));
+}
+
+// The header's algorithm line under --algo; without it, what hoop picks (algorithmInUse).
+std::string describeAlgorithms(const Options& options) {
+  if (options.algo.empty() || !algorithmNeedsEnvironment(options.collective)) {
+    return algorithmInUse(options.collective);
+  }
+  if (options.algo != "all") return options.algo + " (--algo)";
+  std::string names;
+  for (std::string_view name : schedulesOf(options.collective)) {
+    names += std::string(names.empty() ? "" : ", ") + std::string(name);
+  }
+  return names + " (--algo all: one table each)";
+}
+
+// Runs once, on the first table's communicator: checks what only ranks can check, allocates the
+// buffers and prints the header. Returns the exit status when the run must stop, nullopt to go on.
+// Every rank takes the same branch (each decision is agreed with a collective).
+std::optional<int> setUpRun(hoopComm_t comm, const Options& options, RunState& state) {
+  int version = 0;
+  checkHoop(hoopCommUserRank(comm, &state.rank), "hoopCommUserRank", comm);
+  checkHoop(hoopCommCount(comm, &state.nranks), "hoopCommCount", comm);
+  checkHoop(hoopGetVersion(&version), "hoopGetVersion", comm);
+  const int rank = state.rank;
+
+  if (collectiveHasRoot(options.collective) && options.root >= state.nranks) {
     if (rank == 0) {
       std::fprintf(stderr, "hoop-perf: -r %d: the root must be a rank below %d\n", options.root,
-                   nranks);
+                   state.nranks);
     }
-    checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
     return kExitUsage;
   }
 
+  // Only rank 0 writes files; the others wait for its verdict.
+  uint64_t badPaths = 0;
+  if (rank == 0) {
+    for (const OutputRequest& output : requestedOutputs(options)) {
+      if (std::string error = checkOutputPath(output.path); !error.empty()) {
+        std::fprintf(stderr, "hoop-perf: %s: %s\n", output.flag, error.c_str());
+        ++badPaths;
+      }
+    }
+  }
+  if (sumAcrossRanks(comm, badPaths) != 0) return kExitOutputFile;
+
   // Both buffers hold the largest row's whole buffer (rowCounts never exceeds maxBytes). Ranks
   // agree on failure, so one rank short of memory does not leave the others waiting.
-  std::optional<HostBuffer> sendBuffer;
-  std::optional<HostBuffer> recvBuffer;
   try {
-    sendBuffer.emplace(options.maxBytes);
-    recvBuffer.emplace(options.maxBytes);
+    state.sendBuffer.emplace(options.maxBytes);
+    state.recvBuffer.emplace(options.maxBytes);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "hoop-perf: rank %d cannot allocate 2 x %zu bytes of host memory\n", rank,
                  options.maxBytes);
   }
-  if (sumAcrossRanks(comm, recvBuffer ? 0 : 1) != 0) {
-    checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
-    return kExitHoopError;
-  }
+  if (sumAcrossRanks(comm, state.recvBuffer ? 0 : 1) != 0) return kExitHoopError;
 
-  RunDescription description;
-  description.options = options;
-  description.hoopVersion = version;
-  description.ranks = gatherRankInfo(comm, nranks);
-  description.algorithm = algorithmInUse(options.collective);
-  printOnRank0(rank, formatRunHeader(description));
-  if (options.check && nranks > kMaxExactRanks) {
+  state.description.options = options;
+  state.description.hoopVersion = version;
+  state.description.ranks = gatherRankInfo(comm, state.nranks);
+  state.description.algorithm = describeAlgorithms(options);
+  printOnRank0(rank, formatRunHeader(state.description));
+  if (options.check && state.nranks > kMaxExactRanks) {
     printOnRank0(rank, "# Warning: above " + std::to_string(kMaxExactRanks) +
                            " ranks int8 sums may overflow, so their #wrong may be false\n#\n");
   }
-  printOnRank0(rank, tableColumnHeader());
+  return std::nullopt;
+}
 
-  const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
-  const Bench bench{comm,
-                    options,
-                    {sendBuffer->data(), recvBuffer->data()},
-                    busBwFactor(collective, nranks),
-                    rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0};
-  const bool reduces = collectiveReduces(collective);
-  // Collectives that only move data run once per type, with redop "none".
-  const std::vector<hoopRedOp_t> ops = reduces ? options.ops : std::vector<hoopRedOp_t>{hoopSum};
-  const std::vector<size_t> sizes =
-      sizeSweep(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes);
-  const int shownRoot = collectiveHasRoot(collective) ? options.root : -1;
-
-  uint64_t wrongTotal = 0;
-  double busBwSum = 0.0;
-  size_t busBwCount = 0;
-  for (hoopDataType_t type : options.types) {
-    for (hoopRedOp_t op : ops) {
-      for (size_t size : sizes) {
-        const RowCounts row = rowCounts(collective, size, typeSize(type), nranks);
-        printOnRank0(rank, rowPrefix(row.bytes, row.count, typeName(type),
-                                     reduces ? opName(op) : "none", shownRoot));
-        for (bool inPlace : {false, true}) {
-          const CallSpec call{collective, type, op, options.root, row.count, rank, nranks, inPlace};
-          const Measurement m = measure(bench, call, row.bytes, checkSeed(type, op, size, inPlace));
-          busBwSum += m.busBw;
-          ++busBwCount;
-          wrongTotal += m.wrong.value_or(0);
-          printOnRank0(rank, placementColumns(m.timeUs, m.algBw, m.busBw, m.wrong));
-        }
-        printOnRank0(rank, "\n");
+// Rank 0 writes every requested file; true when all were written (on every rank).
+bool writeOutputs(hoopComm_t comm, const RunState& state, const std::vector<TableSummary>& tables,
+                  const std::vector<RowResult>& rows) {
+  const Options& options = state.description.options;
+  uint64_t failed = 0;
+  if (state.rank == 0) {
+    for (const OutputRequest& output : requestedOutputs(options)) {
+      const std::string content = outputContent(output.kind, state, tables, rows);
+      if (std::string error = writeFileAtomically(output.path, content); !error.empty()) {
+        std::fprintf(stderr, "hoop-perf: %s: %s\n", output.flag, error.c_str());
+        ++failed;
       }
     }
   }
-  printOnRank0(rank, tableFooter(wrongTotal, busBwCount > 0 ? busBwSum / busBwCount : 0.0));
-  // No rank exits before rank 0 has printed the footer: launchers stop the whole job when one rank
-  // exits non-zero (wrong results), which would otherwise cut the table short.
+  return sumAcrossRanks(comm, failed) == 0;
+}
+
+// Ends a communicator once every rank is done with it: no rank exits (or starts the next table's
+// rendezvous) while another still finishes a row or rank 0 still prints.
+void finishComm(hoopComm_t comm) {
   checkHoop(hoopBarrier(comm, nullptr), "hoopBarrier", comm);
   checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
+}
+
+int run(const Options& options) {
+  const Collective collective = options.collective;
+  const std::vector<std::optional<std::string>> tables = tableAlgorithms(collective, options.algo);
+  RunState state;
+  std::vector<TableSummary> summaries;
+  std::vector<RowResult> rows;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const std::optional<std::string>& algorithm = tables[t];
+    // hoop reads HOOP_ALGO once, when a communicator is created (src/core/config.cc), so a forced
+    // schedule is an environment variable and a fresh communicator. Every rank makes the same
+    // sequence of inits: rank 0 reopens the rendezvous on HOOP_ROOT_ADDR, the others retry
+    // their connection until it is there.
+    if (algorithm && algorithmNeedsEnvironment(collective)) {
+      setenv("HOOP_ALGO", algorithm->c_str(), 1);
+    }
+    hoopComm_t comm = nullptr;
+    checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
+    if (t == 0) {
+      if (const std::optional<int> status = setUpRun(comm, options, state)) {
+        checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
+        return *status;
+      }
+    }
+    if (!options.algo.empty()) printOnRank0(state.rank, "# Algorithm: " + *algorithm + "\n");
+    printOnRank0(state.rank, tableColumnHeader());
+
+    const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
+    const Bench bench{comm,
+                      options,
+                      {state.sendBuffer->data(), state.recvBuffer->data()},
+                      state.rank,
+                      state.nranks,
+                      state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
+                      algorithm,
+                      directMaxBytesFromEnv()};
+    SweepResult sweep = runSweep(bench);
+    summaries.push_back(sweep.summary);
+    rows.insert(rows.end(), std::make_move_iterator(sweep.rows.begin()),
+                std::make_move_iterator(sweep.rows.end()));
+
+    const bool lastTable = t + 1 == tables.size();
+    if (lastTable && !writeOutputs(comm, state, summaries, rows)) {
+      finishComm(comm);
+      return kExitOutputFile;
+    }
+    finishComm(comm);
+  }
+  uint64_t wrongTotal = 0;
+  for (const TableSummary& summary : summaries) wrongTotal += summary.wrongTotal;
   return wrongTotal != 0 ? kExitWrongResults : 0;
 }
 

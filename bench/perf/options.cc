@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "algorithm.h"
 #include "dtype.h"
 #include "sizes.h"
 
@@ -39,7 +40,8 @@ constexpr Flag kFlags[] = {
     {'i', "stepbytes", true}, {'n', "iters", true},    {'w', "warmup_iters", true},
     {'c', "check", true},     {'d', "datatype", true}, {'o', "op", true},
     {'r', "root", true},      {'z', "blocking", true}, {'a', "average", true},
-    {'\0', "memory", true},   {'h', "help", false},
+    {'\0', "memory", true},   {'\0', "algo", true},    {'\0', "json", true},
+    {'\0', "csv", true},      {'\0', "plot", true},    {'h', "help", false},
 };
 
 // Applies one flag's value to options; returns an error line, naming the flag as typed
@@ -109,6 +111,20 @@ std::string applyFlag(const Flag& flag, std::string_view spelledAs, std::string_
     }
     default: break;
   }
+  // The file names are taken as given; run() checks them before the sweep, on rank 0.
+  auto pathValue = [&](std::string& into) -> std::string {
+    if (value.empty()) return name + ": needs a file name";
+    into = std::string(value);
+    return "";
+  };
+  if (flag.longName == "algo") {
+    if (value.empty()) return name + ": needs a schedule name or all";
+    options.algo = std::string(value);  // checked against the collective in validate()
+    return "";
+  }
+  if (flag.longName == "json") return pathValue(options.jsonPath);
+  if (flag.longName == "csv") return pathValue(options.csvPath);
+  if (flag.longName == "plot") return pathValue(options.plotPath);
   if (flag.longName == "memory") {
     if (value == "host") {
       options.memory = MemoryKind::kHost;
@@ -122,6 +138,11 @@ std::string applyFlag(const Flag& flag, std::string_view spelledAs, std::string_
 
 // Checks the combination of flags once all are read.
 std::string validate(const Options& options) {
+  if (!options.algo.empty()) {
+    if (std::string error = checkAlgoOption(options.collective, options.algo); !error.empty()) {
+      return error;
+    }
+  }
   if (options.minBytes > options.maxBytes) {
     return "-b (" + std::to_string(options.minBytes) + ") is larger than -e (" +
            std::to_string(options.maxBytes) + ")";
@@ -234,12 +255,21 @@ Options:
   -z, --blocking <0|1>      accepted for nccl-tests command lines; host calls always block
   -a, --average <0-3>       time shown: 0 rank 0's, 1 mean over ranks, 2 min, 3 max (default 1)
       --memory <host>       where buffers live; only host in this build
+      --algo <name|all>     force hoop's schedule: allreduce ring or direct; all: one table
+                            each (allgather, reducescatter: ring; broadcast, reduce: chain;
+                            sendrecv: grouped). Default: hoop's choice (HOOP_ALGO, size rule)
+      --json <file>         write the run and every row as JSON (rank 0; see README.md)
+      --csv <file>          write every row as CSV, one header line
+      --plot <file.svg>     write bus bandwidth against size as an SVG chart
   -h, --help                this text
 
 Sizes are bytes of the whole buffer (for allgather and reducescatter: all ranks' blocks).
 time is microseconds per iteration over the batch of -n iterations; algbw = size / time;
 busbw = algbw * 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter), 1 (others).
-Exit status: 0 success, 1 a hoop call failed, 2 bad command line, 3 wrong results.
+Files are written whole at the end (FILE.tmp, then renamed), with per-iteration latency
+statistics (median, p99, min, max) that the table does not show.
+Exit status: 0 success, 1 a hoop call failed, 2 bad command line, 3 wrong results,
+4 an output file cannot be written.
 Test-only: HOOP_PERF_CORRUPT=1 makes rank 0 flip one element of each result before the check.
 )";
 }

@@ -32,6 +32,13 @@ struct Options {
   bool blocking = false;  // accepted for nccl-tests' command lines; host calls block anyway
   AverageMode average = AverageMode::kMean;
   MemoryKind memory = MemoryKind::kHost;
+  // --algo: "" (hoop's own choice, from HOOP_ALGO or its size rule), a schedule of the collective
+  // (algorithm.h), or "all" for one table per schedule.
+  std::string algo;
+  // --json, --csv, --plot: result files rank 0 writes at the end; "" for none.
+  std::string jsonPath;
+  std::string csvPath;
+  std::string plotPath;
 };
 
 struct ParseResult {

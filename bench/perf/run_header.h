@@ -22,8 +22,8 @@ struct RunDescription {
   Options options;
   int hoopVersion = 0;  // HOOP_VERSION_CODE encoding, from hoopGetVersion
   std::vector<RankInfo> ranks;
-  // The algorithm the table measures, as hoop's size rule or HOOP_ALGO picks it. When the tuner
-  // lands this becomes its choice per size (and --algo's override).
+  // The header's "# Algorithm:" text: what hoop's size rule or HOOP_ALGO picks, or the schedules
+  // --algo forces (each table then names its own). When the tuner lands, its choice per size.
   std::string algorithm = "ring";
 };
 

@@ -67,21 +67,28 @@ Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffer
 }
 
 double combineAcrossRanks(hoopComm_t comm, double value, AverageMode mode) {
-  double result = 0.0;
+  return combineEachAcrossRanks(comm, {value}, mode)[0];
+}
+
+std::vector<double> combineEachAcrossRanks(hoopComm_t comm, const std::vector<double>& values,
+                                           AverageMode mode) {
+  std::vector<double> result(values.size());
   if (mode == AverageMode::kRank0) {
-    checkHoop(hoopBroadcast(&value, &result, 1, hoopDouble, 0, comm, nullptr), "hoopBroadcast",
-              comm);
+    checkHoop(
+        hoopBroadcast(values.data(), result.data(), values.size(), hoopDouble, 0, comm, nullptr),
+        "hoopBroadcast", comm);
     return result;
   }
   const hoopRedOp_t op = mode == AverageMode::kMin   ? hoopMin
                          : mode == AverageMode::kMax ? hoopMax
                                                      : hoopSum;
-  checkHoop(hoopAllReduce(&value, &result, 1, hoopDouble, op, comm, nullptr), "hoopAllReduce",
-            comm);
+  checkHoop(
+      hoopAllReduce(values.data(), result.data(), values.size(), hoopDouble, op, comm, nullptr),
+      "hoopAllReduce", comm);
   if (mode == AverageMode::kMean) {
     int nranks = 1;
     checkHoop(hoopCommCount(comm, &nranks), "hoopCommCount", comm);
-    result /= nranks;
+    for (double& value : result) value /= nranks;
   }
   return result;
 }

@@ -18,7 +18,7 @@ void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers);
 struct Timing {
   // The whole batch's time divided by its iterations: the table's time column (nccl-tests).
   double usPerIteration = 0.0;
-  // Each iteration on its own, in order, for statistics (percentiles, spread) in a later version.
+  // Each iteration on its own, in order: the latency statistics of the JSON and CSV outputs.
   std::vector<double> iterationUs;
 };
 
@@ -29,6 +29,11 @@ Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffer
 
 // Every rank's value combined as -a asks (rank 0's, mean, min or max); the same on every rank.
 double combineAcrossRanks(hoopComm_t comm, double value, AverageMode mode);
+
+// combineAcrossRanks element by element in one call: values[i] of every rank combined into
+// result[i]. Every rank passes the same number of values.
+std::vector<double> combineEachAcrossRanks(hoopComm_t comm, const std::vector<double>& values,
+                                           AverageMode mode);
 
 // The sum of every rank's value; the same on every rank.
 uint64_t sumAcrossRanks(hoopComm_t comm, uint64_t value);

@@ -137,7 +137,8 @@ TEST(Options, CollectiveErrors) {
 
 TEST(Options, FlagErrors) {
   EXPECT_EQ(parseError({"allreduce", "-x", "1"}), "unknown option '-x' (see hoop-perf -h)");
-  EXPECT_EQ(parseError({"allreduce", "--json"}), "unknown option '--json' (see hoop-perf -h)");
+  EXPECT_EQ(parseError({"allreduce", "--jsonl"}), "unknown option '--jsonl' (see hoop-perf -h)");
+  EXPECT_EQ(parseError({"allreduce", "--json"}), "option '--json' needs a value");
   EXPECT_EQ(parseError({"allreduce", "extra"}), "unexpected argument 'extra' (see hoop-perf -h)");
   EXPECT_EQ(parseError({"allreduce", "-b"}), "option '-b' needs a value");
   EXPECT_EQ(parseError({"allreduce", "--help=1"}), "option '--help=1' takes no value");
@@ -166,6 +167,38 @@ TEST(Options, ValueErrors) {
             "--memory cuda: this hoop-perf was not built with CUDA; use host");
   EXPECT_EQ(parseError({"allreduce", "--memory=disk"}),
             "--memory: unknown memory 'disk'; use host");
+}
+
+TEST(Options, OutputFiles) {
+  const Options none = parseOk({"allreduce"});
+  EXPECT_EQ(none.jsonPath, "");
+  EXPECT_EQ(none.csvPath, "");
+  EXPECT_EQ(none.plotPath, "");
+  const Options o =
+      parseOk({"allreduce", "--json", "r.json", "--csv=out/r.csv", "--plot", "/tmp/r.svg"});
+  EXPECT_EQ(o.jsonPath, "r.json");
+  EXPECT_EQ(o.csvPath, "out/r.csv");
+  EXPECT_EQ(o.plotPath, "/tmp/r.svg");
+  EXPECT_EQ(parseError({"allreduce", "--csv="}), "--csv: needs a file name");
+  EXPECT_NE(usageText().find("--plot <file.svg>"), std::string::npos);
+}
+
+TEST(Options, Algo) {
+  EXPECT_EQ(parseOk({"allreduce"}).algo, "");
+  EXPECT_EQ(parseOk({"allreduce", "--algo", "ring"}).algo, "ring");
+  EXPECT_EQ(parseOk({"allreduce", "--algo=direct"}).algo, "direct");
+  EXPECT_EQ(parseOk({"allreduce", "--algo", "all"}).algo, "all");
+  EXPECT_EQ(parseOk({"allgather", "--algo", "ring"}).algo, "ring");
+  EXPECT_EQ(parseOk({"reduce", "--algo", "chain"}).algo, "chain");
+  EXPECT_EQ(parseOk({"sendrecv", "--algo", "all"}).algo, "all");
+  EXPECT_EQ(parseError({"allreduce", "--algo", "tree"}),
+            "--algo: unknown allreduce schedule 'tree'; use ring, direct, or all");
+  // The check needs the collective, whichever order the flags come in.
+  EXPECT_EQ(parseError({"allgather", "--algo", "direct"}),
+            "--algo: allgather has one schedule, ring, not 'direct'; use ring or all");
+  EXPECT_EQ(parseError({"broadcast", "--algo=ring"}),
+            "--algo: broadcast has one schedule, chain, not 'ring'; use chain or all");
+  EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name or all");
 }
 
 TEST(Options, CombinationErrors) {

@@ -3,6 +3,8 @@
 #         -P run_hoop_perf.cmake -- <command> <args>...
 # EXPECT_OUTPUT is matched against stdout and stderr together.
 # EXPECT_WRONG_ROW: some table row must show #wrong above 0 (out-of-place or in-place).
+# FRESH_DIR: a directory emptied (or created) before the run, for the files the run writes, so a
+# later check never reads what an earlier run left.
 # CTest's PASS_REGULAR_EXPRESSION ignores the exit status, and these tests need both.
 set(command "")
 set(after_dashes FALSE)
@@ -16,6 +18,11 @@ foreach(i RANGE ${last_arg})
 endforeach()
 if(NOT command)
   message(FATAL_ERROR "run_hoop_perf.cmake: no command after --")
+endif()
+
+if(FRESH_DIR)
+  file(REMOVE_RECURSE "${FRESH_DIR}")
+  file(MAKE_DIRECTORY "${FRESH_DIR}")
 endif()
 
 execute_process(COMMAND ${command} RESULT_VARIABLE exit_status OUTPUT_VARIABLE out

@@ -1,0 +1,71 @@
+#include "algorithm.h"
+
+#include <cstdlib>
+
+#include "sizes.h"
+
+namespace hoop::perf {
+
+std::vector<std::string_view> schedulesOf(Collective coll) {
+  switch (coll) {
+    case Collective::kAllReduce: return {"ring", "direct"};
+    case Collective::kAllGather:
+    case Collective::kReduceScatter: return {"ring"};
+    case Collective::kBroadcast:
+    case Collective::kReduce: return {"chain"};
+    case Collective::kSendRecv: return {"grouped"};
+  }
+  return {};
+}
+
+std::string checkAlgoOption(Collective coll, std::string_view algo) {
+  const std::vector<std::string_view> schedules = schedulesOf(coll);
+  if (algo == "all") return "";
+  std::string known;
+  for (std::string_view name : schedules) {
+    if (name == algo) return "";
+    known += std::string(name) + ", ";
+  }
+  const std::string quoted = "'" + std::string(algo) + "'";
+  if (schedules.size() == 1) {
+    return "--algo: " + std::string(collectiveName(coll)) + " has one schedule, " + known + "not " +
+           quoted + "; use " + std::string(schedules[0]) + " or all";
+  }
+  return "--algo: unknown " + std::string(collectiveName(coll)) + " schedule " + quoted + "; use " +
+         known + "or all";
+}
+
+std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::string_view algo) {
+  if (algo.empty()) return {std::nullopt};
+  if (algo != "all") return {std::string(algo)};
+  std::vector<std::optional<std::string>> tables;
+  for (std::string_view name : schedulesOf(coll)) tables.emplace_back(std::string(name));
+  return tables;
+}
+
+bool algorithmNeedsEnvironment(Collective coll) { return schedulesOf(coll).size() > 1; }
+
+std::string scheduleForRow(Collective coll, size_t bytes, int nranks,
+                           const std::optional<std::string>& forced, size_t directMaxBytes) {
+  if (coll != Collective::kAllReduce) return std::string(schedulesOf(coll)[0]);
+  if (forced) return *forced;
+  if (const auto fromEnv = forcedAlgorithmFromEnv()) return *fromEnv;
+  const size_t others = nranks > 1 ? static_cast<size_t>(nranks - 1) : 0;
+  return bytes * others <= directMaxBytes ? "direct" : "ring";
+}
+
+size_t directMaxBytesFromEnv() {
+  constexpr size_t kDefault = size_t{64} << 10;  // src/core/config.h
+  const char* text = std::getenv("HOOP_DIRECT_MAX_BYTES");
+  if (text == nullptr || text[0] == '\0') return kDefault;
+  // hoop refuses a malformed value at init, so a run that gets here has a good one.
+  return parseSize(text).value_or(kDefault);
+}
+
+std::optional<std::string> forcedAlgorithmFromEnv() {
+  const char* text = std::getenv("HOOP_ALGO");
+  if (text == nullptr || text[0] == '\0') return std::nullopt;
+  return std::string(text);
+}
+
+}  // namespace hoop::perf

@@ -1,0 +1,108 @@
+#include "algorithm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace hoop::perf {
+namespace {
+
+using Tables = std::vector<std::optional<std::string>>;
+
+// Sets an environment variable for one test and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Algorithm, SchedulesPerCollective) {
+  EXPECT_EQ(schedulesOf(Collective::kAllReduce), (std::vector<std::string_view>{"ring", "direct"}));
+  EXPECT_EQ(schedulesOf(Collective::kAllGather), std::vector<std::string_view>{"ring"});
+  EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
+  EXPECT_EQ(schedulesOf(Collective::kBroadcast), std::vector<std::string_view>{"chain"});
+  EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"chain"});
+  EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
+  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
+  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllGather));
+}
+
+TEST(Algorithm, AlgoOptionChecks) {
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "ring"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "direct"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "all"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "ring"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "tree"),
+            "--algo: unknown allreduce schedule 'tree'; use ring, direct, or all");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "direct"),
+            "--algo: allgather has one schedule, ring, not 'direct'; use ring or all");
+  EXPECT_EQ(checkAlgoOption(Collective::kBroadcast, "ring"),
+            "--algo: broadcast has one schedule, chain, not 'ring'; use chain or all");
+}
+
+TEST(Algorithm, TablesPerAlgoOption) {
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, ""), Tables{std::nullopt});
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"), (Tables{"ring", "direct"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"chain"});
+}
+
+TEST(Algorithm, RowScheduleFollowsHoopsSizeRule) {
+  const ScopedEnv noForce("HOOP_ALGO", nullptr);
+  constexpr size_t k64K = 64 << 10;
+  // direct while bytes * (ranks - 1) <= the limit.
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K, 2, std::nullopt, k64K), "direct");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K + 1, 2, std::nullopt, k64K), "ring");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K / 4, 5, std::nullopt, k64K), "direct");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K / 4 + 1, 5, std::nullopt, k64K), "ring");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, size_t{1} << 30, 1, std::nullopt, k64K),
+            "direct");
+  // --algo wins over the rule; other collectives have their one schedule.
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, "ring", k64K), "ring");
+  EXPECT_EQ(scheduleForRow(Collective::kBroadcast, 8, 2, std::nullopt, k64K), "chain");
+  EXPECT_EQ(scheduleForRow(Collective::kAllGather, 8, 2, "ring", k64K), "ring");
+}
+
+TEST(Algorithm, RowScheduleFollowsHoopAlgo) {
+  const ScopedEnv force("HOOP_ALGO", "ring");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, std::nullopt, 64 << 10), "ring");
+  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, "direct", 64 << 10), "direct");
+}
+
+TEST(Algorithm, DirectLimitFromEnvironment) {
+  {
+    const ScopedEnv unset("HOOP_DIRECT_MAX_BYTES", nullptr);
+    EXPECT_EQ(directMaxBytesFromEnv(), size_t{64} << 10);
+  }
+  {
+    const ScopedEnv set("HOOP_DIRECT_MAX_BYTES", "1M");
+    EXPECT_EQ(directMaxBytesFromEnv(), size_t{1} << 20);
+  }
+  {
+    const ScopedEnv set("HOOP_DIRECT_MAX_BYTES", "0");
+    EXPECT_EQ(directMaxBytesFromEnv(), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace hoop::perf
