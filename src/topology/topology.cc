@@ -1,0 +1,67 @@
+#include "topology/topology.h"
+
+#include "core/bootstrap.h"
+#include "core/env.h"
+#include "core/logging.h"
+#include "topology/hwloc_handle.h"
+#include "topology/hwloc_reader.h"
+
+namespace hoop {
+namespace {
+
+// The host identity is always this process's, even for a topology read from a file: ranks group
+// by it, and the file only says what the hardware looks like.
+Topology withThisMachine(Topology topology, std::string source) {
+  topology.machine.hostName = localHostName();
+  topology.machine.hostId = localHostId();
+  topology.machine.source = std::move(source);
+  log(LogLevel::kInfo, LogSubsys::kInit, -1, "topology (", topology.machine.source,
+      "): ", topology.packages.size(), " packages, ", topology.numaNodes.size(), " NUMA nodes, ",
+      topology.cores.size(), " cores, ", topology.nics.size(), " NICs, ", topology.gpus.size(),
+      " GPUs");
+  return topology;
+}
+
+}  // namespace
+
+int Topology::numaNodeOfPu(unsigned pu) const {
+  for (const CpuCore& core : cores) {
+    for (unsigned candidate : core.pus) {
+      if (candidate == pu) return core.numaNode;
+    }
+  }
+  return kUnknownIndex;
+}
+
+int Topology::packageOfNumaNode(int numaNode) const {
+  for (const NumaNode& node : numaNodes) {
+    if (static_cast<int>(node.osIndex) == numaNode) return node.package;
+  }
+  return kUnknownIndex;
+}
+
+Topology discoverLiveTopology() {
+  HwlocTopology hwloc;
+  hwloc.loadLive();
+  return withThisMachine(readHwlocTopology(hwloc.get(), /*readSysfsSpeeds=*/true), "live");
+}
+
+Topology loadTopologyFile(const std::string& path) {
+  HwlocTopology hwloc;
+  hwloc.loadXml(path);
+  return withThisMachine(readHwlocTopology(hwloc.get(), /*readSysfsSpeeds=*/false), path);
+}
+
+Topology discoverTopology() {
+  if (auto path = envString("HOOP_TOPO_FILE")) {
+    try {
+      return loadTopologyFile(*path);
+    } catch (const Error& error) {
+      // Name the variable: the user may not know where the path came from.
+      fail(error.code(), "HOOP_TOPO_FILE: ", error.what());
+    }
+  }
+  return discoverLiveTopology();
+}
+
+}  // namespace hoop

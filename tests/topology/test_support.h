@@ -1,0 +1,55 @@
+// Helpers shared by the topology tests: fixture paths, environment variables set for one test,
+// scratch directories, and running a program with its output captured.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hoop::test {
+
+// Path of a file in tests/topology/fixtures.
+std::string fixture(const std::string& name);
+
+// Sets (or, with nullopt, unsets) an environment variable until the end of the scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const std::optional<std::string>& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at scope end.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Writes `text` to path()/relative, creating the folders on the way; returns the full path.
+  std::string write(const std::string& relative, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int exitCode = -1;  // -1 when the program did not exit normally
+  std::string out;
+  std::string err;
+};
+
+// Runs `argv` with the environment of this process minus HOOP_TOPO_FILE and HOOP_TRANSPORT,
+// plus `env` (so a developer's own settings cannot change what a test sees).
+RunResult run(const std::vector<std::string>& argv,
+              const std::map<std::string, std::string>& env = {});
+
+}  // namespace hoop::test
