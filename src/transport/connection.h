@@ -7,6 +7,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,6 +43,12 @@ class Connection {
   virtual bool progress() = 0;
   // Descriptors to sleep on while it has work pending.
   virtual void addWaitFds(std::vector<pollfd>& fds) const = 0;
+  // Shared-memory transports: a 32-bit word that changes (and is futex-woken) whenever this
+  // connection may be able to make progress; nullptr for transports that sleep on fds.
+  // To sleep on it: load it (acquire) before the progress() pass that found nothing to do, then
+  // call addWaitFds() (which tells the peer a sleeper needs a wake), then FUTEX_WAIT (shared,
+  // not private) on the loaded value with a timeout. See ShmConnection::waitWord.
+  virtual const std::atomic<uint32_t>* waitWord() const { return nullptr; }
 
   bool idle() const {
     return sendsCompleted() == sendsPosted() && recvsCompleted() == recvsPosted();

@@ -1,0 +1,44 @@
+#include "transport/shm/futex.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <ctime>
+
+#include "core/error.h"
+
+namespace hoop {
+namespace {
+
+long futex(const std::atomic<uint32_t>& word, int op, uint32_t value, const timespec* timeout) {
+  // The kernel only reads the word (FUTEX_WAIT compares, FUTEX_WAKE uses its address as a key).
+  auto* address = const_cast<uint32_t*>(reinterpret_cast<const uint32_t*>(&word));
+  return syscall(SYS_futex, address, op, value, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+bool futexWaitShared(const std::atomic<uint32_t>& word, uint32_t expected,
+                     std::chrono::nanoseconds timeout) {
+  if (timeout.count() <= 0) return false;
+  timespec relative{};
+  relative.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+  relative.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+  if (futex(word, FUTEX_WAIT, expected, &relative) == 0) return true;
+  switch (errno) {
+    case ETIMEDOUT: return false;
+    case EAGAIN:  // the word changed before we slept
+    case EINTR: return true;
+    default: fail(hoopSystemError, "futex wait: ", errnoText(errno));
+  }
+}
+
+void futexWakeShared(const std::atomic<uint32_t>& word) noexcept {
+  // FUTEX_WAKE fails only for an unmapped or misaligned address, which the segment rules out.
+  futex(word, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+}  // namespace hoop

@@ -1,0 +1,382 @@
+#include "transport/shm/shm_connection.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+#include "transport/shm/cma.h"
+#include "transport/shm/futex.h"
+
+namespace hoop {
+
+ShmConnection::ShmConnection(Setup setup)
+    : segment_(std::move(setup.segment)),
+      layout_(segment_.data(), setup.slots, setup.slotBytes),
+      side_(setup.side),
+      selfRank_(setup.selfRank),
+      peer_(std::move(setup.peer)),
+      peerProcess_(std::move(setup.peerProcess)),
+      sendViaCma_(setup.sendViaCma),
+      sendCmaThreshold_(std::max<size_t>(setup.sendCmaThresholdBytes, 1)),
+      recvViaCma_(setup.recvViaCma),
+      peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
+      livenessInterval_(setup.livenessInterval) {}
+
+ShmConnection::~ShmConnection() {
+  self().state.closed.store(1, std::memory_order_release);
+  wakePeerIfSleeping();
+}
+
+uint64_t ShmConnection::postSend(const void* data, size_t bytes, FrameTag tag) {
+  if (sends_.posted - sends_.completed >= kMaxInFlight) {
+    fail(hoopInternalError, "rank ", selfRank_, ": too many sends in flight to ", peer_);
+  }
+  SendOp& op = sends_.at(sends_.posted);
+  op = SendOp{};
+  op.data = static_cast<const char*>(data);
+  op.bytes = bytes;
+  op.tag = tag;
+  op.viaCma = sendViaCma_ && bytes >= sendCmaThreshold_;
+  return sends_.posted++;
+}
+
+uint64_t ShmConnection::postRecv(void* data, size_t bytes, FrameTag tag) {
+  if (recvs_.posted - recvs_.completed >= kMaxInFlight) {
+    fail(hoopInternalError, "rank ", selfRank_, ": too many receives in flight from ", peer_);
+  }
+  if (peek_.active) {
+    fail(hoopInternalError, "rank ", selfRank_, ": postRecv from ", peer_,
+         " while a peeked message is still held (call releasePeeked first)");
+  }
+  RecvOp& op = recvs_.at(recvs_.posted);
+  op = RecvOp{};
+  op.data = static_cast<char*>(data);
+  op.bytes = bytes;
+  op.tag = tag;
+  return recvs_.posted++;
+}
+
+bool ShmConnection::progress() {
+  bool moved = progressSends();
+  moved |= progressRecvs();
+  if (moved) {
+    idle_ = false;
+  } else if (workPending()) {
+    checkPeerWhileIdle();
+  }
+  return moved;
+}
+
+// ---- ring counters and sleep: every cross-process ordering decision is in these functions ----
+
+bool ShmConnection::acquirePeerReleased(uint64_t positions) {
+  if (peerReleasedSeen_ >= positions) return true;
+  // Acquire: pairs with the peer's release in releaseSlot(), so its reads of those slots (or of
+  // our CMA buffer) are finished before we overwrite a slot or report a CMA send complete.
+  peerReleasedSeen_ = peerControl().released.value.load(std::memory_order_acquire);
+  return peerReleasedSeen_ >= positions;
+}
+
+bool ShmConnection::acquireOutboundSpace() {
+  // Position published_ reuses the slot of position published_ - slots.
+  return published_ < layout_.slots() || acquirePeerReleased(published_ - layout_.slots() + 1);
+}
+
+bool ShmConnection::acquireInboundSlot() {
+  if (consumed_ < peerPublishedSeen_) return true;
+  // Acquire: pairs with the peer's release in publishSlot(), so the header and data of every
+  // position below the loaded count are visible before we read them.
+  peerPublishedSeen_ = peerControl().published.value.load(std::memory_order_acquire);
+  return consumed_ < peerPublishedSeen_;
+}
+
+void ShmConnection::publishSlot() {
+  // Release: the slot's header and data (plain stores) become visible no later than the count.
+  self().published.value.store(++published_, std::memory_order_release);
+  wakePeerIfSleeping();
+}
+
+void ShmConnection::releaseSlot() {
+  // Release: our reads of the slot (the copy-out, or process_vm_readv from the sender's buffer)
+  // are done before the peer can see the position free and overwrite it or reuse its buffer.
+  self().released.value.store(++consumed_, std::memory_order_release);
+  wakePeerIfSleeping();
+}
+
+void ShmConnection::wakePeerIfSleeping() {
+  std::atomic<uint32_t>& word = peerControl().wake.value;
+  // Only this side writes the peer's word, so load + store is a race-free increment without a
+  // locked instruction. Bumping it on every event (not only for sleepers) is what lets a waiter
+  // load it before its last progress() pass: any event after that load changes the word, and
+  // FUTEX_WAIT on the stale value then returns at once.
+  word.store(word.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  // Dekker handshake with announceSleep(): we store (count, word) then read sleepRequests; the
+  // sleeper stores sleepRequests then reads the word (in FUTEX_WAIT). With a full fence on each
+  // side at least one of us sees the other's store: either its FUTEX_WAIT sees the new word and
+  // does not sleep, or we see its request and wake it. No lost wake-up, and no system call unless
+  // the peer asked for one.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  uint32_t requests = peerControl().state.sleepRequests.load(std::memory_order_relaxed);
+  if (requests == peerSleepRequestsWoken_) return;
+  peerSleepRequestsWoken_ = requests;  // one wake per announced sleep
+  futexWakeShared(word);
+}
+
+void ShmConnection::announceSleep() const {
+  std::atomic<uint32_t>& requests = self().state.sleepRequests;
+  requests.store(requests.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // Pairs with the fence in the peer's wakePeerIfSleeping() (see there).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) const {
+  if (workPending()) announceSleep();
+}
+
+// ---- sending ----
+
+bool ShmConnection::progressSends() {
+  bool moved = false;
+  while (sendCursor_ < sends_.posted && acquireOutboundSpace()) {
+    SendOp& op = sends_.at(sendCursor_);
+    ShmSlotHeader header{};
+    header.magic = ShmSlotHeader::kMagic;
+    header.version = ShmSlotHeader::kVersion;
+    header.kind = static_cast<uint8_t>(op.tag.kind);
+    header.seq = op.tag.seq;
+    header.position = published_;
+    header.messageBytes = op.bytes;
+    if (op.viaCma) {
+      header.flags = ShmSlotHeader::kViaCma;
+      header.cmaAddress = reinterpret_cast<uintptr_t>(op.data);
+      op.copied = op.bytes;
+      op.doneWhenReleased = published_ + 1;
+    } else {
+      size_t fragment = std::min(layout_.slotBytes(), op.bytes - op.copied);
+      header.fragmentOffset = op.copied;
+      header.fragmentBytes = fragment;
+      if (fragment > 0) std::memcpy(layout_.data(side_, published_), op.data + op.copied, fragment);
+      op.copied += fragment;
+    }
+    std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
+    publishSlot();
+    moved = true;
+    // A 0-byte message still takes one slot (its header).
+    if (op.copied == op.bytes) ++sendCursor_;
+  }
+  // Complete in ticket order. A slot send is done once published (its bytes are in the slots);
+  // a CMA send once the receiver released its descriptor slot, i.e. finished reading our buffer.
+  while (sends_.completed < sendCursor_) {
+    SendOp& op = sends_.at(sends_.completed);
+    if (op.viaCma) {
+      if (!acquirePeerReleased(op.doneWhenReleased)) break;
+      ++cmaSends_;
+    }
+    ++sends_.completed;
+    moved = true;
+  }
+  return moved;
+}
+
+// ---- receiving ----
+
+ShmSlotHeader ShmConnection::readInboundHeader() const {
+  // A private copy: the peer could change the shared header after we checked it, so we check
+  // and then use only the copy.
+  ShmSlotHeader header;
+  std::memcpy(&header, layout_.header(1 - side_, consumed_), sizeof(header));
+  return header;
+}
+
+bool ShmConnection::progressRecvs() {
+  bool moved = false;
+  while (recvs_.completed < recvs_.posted && acquireInboundSlot()) {
+    RecvOp& op = recvs_.at(recvs_.completed);
+    ShmSlotHeader header = readInboundHeader();
+    checkHeader(header, op);
+    if ((header.flags & ShmSlotHeader::kViaCma) != 0) {
+      receiveViaCma(header, op);
+    } else {
+      if (header.fragmentBytes > 0) {
+        std::memcpy(op.data + op.received, layout_.data(1 - side_, consumed_),
+                    header.fragmentBytes);
+      }
+      op.received += header.fragmentBytes;
+    }
+    ++op.fragments;
+    releaseSlot();
+    moved = true;
+    if (op.received == op.bytes) ++recvs_.completed;
+  }
+  return moved;
+}
+
+void ShmConnection::receiveViaCma(const ShmSlotHeader& header, RecvOp& op) {
+  int error = cmaRead(peerProcess_.pid(), header.cmaAddress, op.data, op.bytes);
+  if (error == ESRCH) {
+    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " (pid ", peerProcess_.pid(),
+         ") exited while rank ", selfRank_, " was reading ", opKindName(op.tag.kind), " #",
+         op.tag.seq, " from it; it crashed or was killed (see its log)");
+  }
+  if (error != 0) {
+    fail(hoopRemoteError, "rank ", selfRank_, ": reading ", opKindName(op.tag.kind), " #",
+         op.tag.seq, " (", op.bytes, " bytes) from ", peer_,
+         " with process_vm_readv failed: ", errnoText(error), "; the connection is unusable");
+  }
+  op.received = op.bytes;
+  ++cmaRecvs_;
+}
+
+void ShmConnection::checkHeader(const ShmSlotHeader& header, const RecvOp& op) const {
+  if (header.magic != ShmSlotHeader::kMagic || header.version != ShmSlotHeader::kVersion) {
+    failGarbage(op, "bad magic/version");
+  }
+  if (header.position != consumed_) {
+    failGarbage(op, str("slot of position ", header.position, " at position ", consumed_));
+  }
+  if ((header.flags & ~ShmSlotHeader::kViaCma) != 0) failGarbage(op, "unknown flags");
+  auto kind = static_cast<OpKind>(header.kind);
+  bool first = op.fragments == 0;
+  if (first) {
+    if (header.fragmentOffset != 0) failGarbage(op, "message starts at an offset");
+    // Same texts as the TCP transport: what the user did wrong, not which transport saw it.
+    if (kind != op.tag.kind || header.seq != op.tag.seq) {
+      fail(hoopInvalidUsage, "rank ", selfRank_, " is in ", opKindName(op.tag.kind), " #",
+           op.tag.seq, " but ", peer_, " sent data for ", opKindName(kind), " #", header.seq,
+           ": ranks called collectives in a different order");
+    }
+    if (header.messageBytes != op.bytes) {
+      fail(hoopInvalidUsage, "rank ", selfRank_, " expected ", op.bytes, " bytes from ", peer_,
+           " in ", opKindName(op.tag.kind), " #", op.tag.seq, " but got ", header.messageBytes,
+           ": ranks passed different counts or datatypes");
+    }
+  } else if (kind != op.tag.kind || header.seq != op.tag.seq || header.messageBytes != op.bytes ||
+             header.fragmentOffset != op.received) {
+    failGarbage(op, "fragment does not continue the message");
+  }
+  if ((header.flags & ShmSlotHeader::kViaCma) != 0) {
+    if (!recvViaCma_) failGarbage(op, "CMA descriptor, but CMA was not agreed");
+    if (!first || header.fragmentBytes != 0 || header.messageBytes < peerCmaThreshold_) {
+      failGarbage(op, "malformed CMA descriptor");
+    }
+  } else {
+    size_t due = std::min(layout_.slotBytes(), op.bytes - op.received);
+    if (header.fragmentBytes != due) {
+      failGarbage(op, str("fragment of ", header.fragmentBytes, " bytes where ", due, " were due"));
+    }
+  }
+}
+
+void ShmConnection::failGarbage(const RecvOp& op, const std::string& why) const {
+  fail(hoopRemoteError, "rank ", selfRank_, ": garbage on the shared-memory connection from ",
+       peer_, " (bad slot header: ", why, ") during ", opKindName(op.tag.kind), " #", op.tag.seq,
+       "; the connection is unusable");
+}
+
+// ---- zero-copy receive ----
+
+bool ShmConnection::canPeek(size_t bytes) const {
+  return bytes <= layout_.slotBytes() && !(recvViaCma_ && bytes >= peerCmaThreshold_);
+}
+
+const void* ShmConnection::peekRecv(size_t bytes, FrameTag tag) {
+  if (peek_.active) {
+    if (bytes != peek_.bytes || tag.kind != peek_.tag.kind || tag.seq != peek_.tag.seq) {
+      fail(hoopInternalError, "rank ", selfRank_, ": peekRecv from ", peer_,
+           " for another message while one is held (call releasePeeked first)");
+    }
+    return peek_.data;
+  }
+  if (recvs_.completed < recvs_.posted) {
+    fail(hoopInternalError, "rank ", selfRank_, ": peekRecv from ", peer_,
+         " while posted receives are pending (messages are consumed in order)");
+  }
+  if (!canPeek(bytes)) {
+    fail(hoopInternalError, "rank ", selfRank_, ": peekRecv of ", bytes, " bytes from ", peer_,
+         " cannot succeed: the message does not travel in one slot (check canPeek)");
+  }
+  if (!acquireInboundSlot()) {
+    if (!peek_.wanted) idle_ = false;  // a new wait starts its own liveness clock
+    peek_.wanted = true;
+    peek_.tag = tag;
+    checkPeerWhileIdle();
+    return nullptr;
+  }
+  RecvOp expected;
+  expected.bytes = bytes;
+  expected.tag = tag;
+  ShmSlotHeader header = readInboundHeader();
+  checkHeader(header, expected);
+  if ((header.flags & ShmSlotHeader::kViaCma) != 0) {
+    failGarbage(expected, "CMA descriptor below the sender's threshold");
+  }
+  peek_ = Peek{true, false, layout_.data(1 - side_, consumed_), bytes, tag};
+  idle_ = false;
+  return peek_.data;
+}
+
+void ShmConnection::releasePeeked() {
+  if (!peek_.active) {
+    fail(hoopInternalError, "rank ", selfRank_, ": releasePeeked from ", peer_,
+         " without a peeked message");
+  }
+  peek_.active = false;
+  releaseSlot();
+  // The message counts as one receive, posted and completed, so tickets keep matching the peer's.
+  ++recvs_.posted;
+  ++recvs_.completed;
+}
+
+// ---- a peer that is gone ----
+
+bool ShmConnection::workPending() const {
+  return sends_.completed < sends_.posted || recvs_.completed < recvs_.posted || peek_.wanted;
+}
+
+void ShmConnection::checkPeerWhileIdle() {
+  auto now = std::chrono::steady_clock::now();
+  if (!idle_) {
+    idle_ = true;
+    nextLivenessCheck_ = now + livenessInterval_;
+    return;
+  }
+  if (now < nextLivenessCheck_) return;
+  nextLivenessCheck_ = now + livenessInterval_;
+  bool exited = peerProcess_.exited();
+  bool closed = peerControl().state.closed.load(std::memory_order_acquire) != 0;
+  if (!exited && !closed) return;
+  // It may have published its last messages and then exited normally since our last pass.
+  bool moved = progressSends();
+  moved |= progressRecvs();
+  if (moved || !workPending()) {
+    idle_ = false;
+    return;
+  }
+  if (exited) {
+    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " (pid ", peerProcess_.pid(),
+         ") exited while rank ", selfRank_, " was ", pendingWork(),
+         "; it crashed or was killed (see its log)");
+  }
+  fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_,
+       " closed its shared-memory connection while rank ", selfRank_, " was ", pendingWork(),
+       "; it failed or left the operation early (see its log)");
+}
+
+std::string ShmConnection::pendingWork() const {
+  std::string what;
+  if (recvs_.completed < recvs_.posted) {
+    FrameTag tag = recvs_.ring[recvs_.completed % kMaxInFlight].tag;
+    what = str("waiting for ", opKindName(tag.kind), " #", tag.seq, " data from it");
+  } else if (peek_.wanted) {
+    what = str("waiting for ", opKindName(peek_.tag.kind), " #", peek_.tag.seq, " data from it");
+  }
+  if (sends_.completed < sends_.posted) {
+    FrameTag tag = sends_.ring[sends_.completed % kMaxInFlight].tag;
+    what +=
+        str(what.empty() ? "" : " and ", "sending ", opKindName(tag.kind), " #", tag.seq, " to it");
+  }
+  return what;
+}
+
+}  // namespace hoop

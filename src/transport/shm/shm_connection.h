@@ -1,0 +1,192 @@
+// A Connection between two processes of one host through a shared-memory segment: per
+// direction a ring of fixed-size slots (shm_layout.h). The sender copies a message into free
+// slots (several when it is larger than a slot) and publishes each; the receiver validates each
+// slot's header against what it posted, copies out and releases the slot. Large messages can go
+// by CMA instead: the slot carries only where the bytes are and the receiver reads them straight
+// from the sender's buffer (one copy instead of two).
+//
+// Nothing blocks and the hot path makes no system call: progress() is a few loads and stores of
+// shared counters. A caller that wants to sleep uses waitWord() (see announceSleep below).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transport/connection.h"
+#include "transport/shm/peer_process.h"
+#include "transport/shm/shm_layout.h"
+#include "transport/shm/shm_segment.h"
+
+namespace hoop {
+
+class ShmConnection : public Connection {
+ public:
+  // What connectShm agreed with the peer.
+  struct Setup {
+    ShmSegment segment;
+    size_t slots = 0;
+    size_t slotBytes = 0;
+    int side = 0;  // 0: this process created the segment (the lower rank)
+    int selfRank = -1;
+    std::string peer;  // "rank 3 (host:pid)": names the peer in errors
+    PeerProcess peerProcess;
+    // CMA per direction: the sender uses it for messages of at least its threshold when the
+    // receiver proved at setup that it can read the sender's memory.
+    bool sendViaCma = false;
+    size_t sendCmaThresholdBytes = 0;
+    bool recvViaCma = false;
+    size_t peerCmaThresholdBytes = 0;
+    std::chrono::milliseconds livenessInterval{10};
+  };
+
+  explicit ShmConnection(Setup setup);
+  // Tells the peer this end is gone (it fails instead of waiting for the operation timeout).
+  ~ShmConnection() override;
+  ShmConnection(const ShmConnection&) = delete;
+  ShmConnection& operator=(const ShmConnection&) = delete;
+
+  uint64_t postSend(const void* data, size_t bytes, FrameTag tag) override;
+  uint64_t postRecv(void* data, size_t bytes, FrameTag tag) override;
+  uint64_t sendsCompleted() const override { return sends_.completed; }
+  uint64_t recvsCompleted() const override { return recvs_.completed; }
+  uint64_t sendsPosted() const override { return sends_.posted; }
+  uint64_t recvsPosted() const override { return recvs_.posted; }
+  size_t maxInFlight() const override { return kMaxInFlight; }
+  bool progress() override;
+  // No descriptors; for shared memory this call means "I am about to sleep": see waitWord().
+  void addWaitFds(std::vector<pollfd>& fds) const override;
+  // This side's futex word; the peer bumps it after every publish into our inbound ring and
+  // every release in our outbound ring, and FUTEX_WAKEs it (shared) only when we announced a
+  // sleep through addWaitFds(). Sleep protocol, free of lost wake-ups:
+  //   uint32_t seen = waitWord()->load(acquire);   // before the progress() pass that found
+  //   ... progress() moved nothing ...             //   nothing to do
+  //   addWaitFds(fds);                             // announces the sleeper (a full fence)
+  //   futexWaitShared(*waitWord(), seen, timeout); // returns at once if the word moved since
+  const std::atomic<uint32_t>* waitWord() const override { return &self().wake.value; }
+
+  // Zero-copy receive: reduce straight out of the slot instead of copying the message out.
+  //
+  // canPeek(bytes): whether a message of `bytes` from this peer travels whole in one slot (not
+  // split, not by CMA), the condition for peekRecv to ever succeed.
+  // peekRecv(bytes, tag): the next inbound message, in place. Requires canPeek(bytes) and no
+  // posted receive still pending (messages are consumed in order). Returns nullptr while the
+  // message has not arrived; then a pointer to its `bytes` bytes (64-byte aligned) that stays
+  // valid and unchanged until releasePeeked(). The header is checked exactly as postRecv's (same
+  // errors). Calling it again before releasePeeked() returns the same pointer. Like progress(),
+  // it throws when the peer is gone.
+  // releasePeeked(): hands the slot back to the sender. The message counts as one receive:
+  // recvsPosted() and recvsCompleted() both advance, so tickets keep matching the peer's sends.
+  bool canPeek(size_t bytes) const;
+  const void* peekRecv(size_t bytes, FrameTag tag);
+  void releasePeeked();
+
+  // For logs and tests.
+  bool sendsViaCma() const { return sendViaCma_; }
+  bool recvsViaCma() const { return recvViaCma_; }
+  uint64_t cmaSendsCompleted() const { return cmaSends_; }
+  uint64_t cmaRecvsCompleted() const { return cmaRecvs_; }
+  const std::string& segmentName() const { return segment_.name(); }
+  const ShmLayout& layout() const { return layout_; }
+  int side() const { return side_; }
+  size_t slotBytes() const { return layout_.slotBytes(); }
+
+ private:
+  static constexpr size_t kMaxInFlight = 256;
+
+  struct SendOp {
+    const char* data = nullptr;
+    size_t bytes = 0;
+    FrameTag tag{};
+    size_t copied = 0;              // bytes copied into slots so far
+    bool viaCma = false;            // travels as one descriptor slot; the receiver reads our buffer
+    uint64_t doneWhenReleased = 0;  // CMA: complete once the peer released this many positions
+  };
+  struct RecvOp {
+    char* data = nullptr;
+    size_t bytes = 0;
+    FrameTag tag{};
+    size_t received = 0;
+    uint64_t fragments = 0;
+  };
+  // One direction's operations in ticket order, in a ring allocated once.
+  template <typename Op>
+  struct Queue {
+    std::vector<Op> ring = std::vector<Op>(kMaxInFlight);
+    uint64_t posted = 0;
+    uint64_t completed = 0;
+    Op& at(uint64_t ticket) { return ring[ticket % kMaxInFlight]; }
+  };
+
+  ShmSideControl& self() const { return layout_.side(side_); }
+  ShmSideControl& peerControl() const { return layout_.side(1 - side_); }
+
+  bool progressSends();
+  bool progressRecvs();
+  // Every cross-process ordering lives in these, named for it: acquire* load the peer's counter
+  // with acquire (true when it has released that many positions / a slot is free / a slot has
+  // arrived), publishSlot and releaseSlot store ours with release, and the two sleep functions
+  // pair full fences.
+  bool acquirePeerReleased(uint64_t positions);
+  bool acquireOutboundSpace();
+  bool acquireInboundSlot();
+  void publishSlot();
+  void releaseSlot();
+  void wakePeerIfSleeping();
+  void announceSleep() const;
+
+  ShmSlotHeader readInboundHeader() const;
+  void checkHeader(const ShmSlotHeader& header, const RecvOp& op) const;
+  [[noreturn]] void failGarbage(const RecvOp& op, const std::string& why) const;
+  void receiveViaCma(const ShmSlotHeader& header, RecvOp& op);
+  bool workPending() const;
+  void checkPeerWhileIdle();
+  std::string pendingWork() const;
+
+  ShmSegment segment_;
+  ShmLayout layout_;
+  int side_;
+  int selfRank_;
+  std::string peer_;
+  PeerProcess peerProcess_;
+  bool sendViaCma_;
+  size_t sendCmaThreshold_;
+  bool recvViaCma_;
+  size_t peerCmaThreshold_;
+
+  Queue<SendOp> sends_;
+  Queue<RecvOp> recvs_;
+  uint64_t sendCursor_ = 0;  // first send not yet fully published
+
+  // Local mirrors of the shared counters. Our own counts are kept here and stored to the segment;
+  // the peer's are re-loaded only when the cached value says we must wait, so a sender with free
+  // slots or a receiver with published slots touches the peer's cache lines once per batch.
+  uint64_t published_ = 0;          // = self().published
+  uint64_t peerReleasedSeen_ = 0;   // <= peerControl().released
+  uint64_t consumed_ = 0;           // = self().released: next inbound position to read
+  uint64_t peerPublishedSeen_ = 0;  // <= peerControl().published
+  uint32_t peerSleepRequestsWoken_ = 0;
+
+  struct Peek {
+    bool active = false;  // a slot is lent out through peekRecv
+    bool wanted = false;  // peekRecv returned nullptr: the caller waits for a message
+    const void* data = nullptr;
+    size_t bytes = 0;
+    FrameTag tag{};
+  } peek_;
+
+  // Liveness: while work is pending and nothing moves, check the peer every interval.
+  std::chrono::milliseconds livenessInterval_;
+  bool idle_ = false;
+  std::chrono::steady_clock::time_point nextLivenessCheck_{};
+
+  uint64_t cmaSends_ = 0;
+  uint64_t cmaRecvs_ = 0;
+};
+
+}  // namespace hoop

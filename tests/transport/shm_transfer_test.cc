@@ -1,0 +1,218 @@
+// Data path of the shared-memory transport: every size class arrives exactly, in both
+// directions at once, through slots and through CMA, with many messages in flight.
+#include <gtest/gtest.h>
+
+#include "shm_test_util.h"
+
+namespace hoop::test {
+namespace {
+
+constexpr size_t kSlot = 512 << 10;  // the default slot size
+
+// Posts every send and every receive at once (both directions), drives both ends until idle and
+// checks every byte. Runs the same on both sides; direction 0 is parent -> child.
+std::string exchange(ShmConnection& connection, int sendDirection,
+                     const std::vector<size_t>& sizes) {
+  std::vector<std::vector<uint8_t>> out;
+  std::vector<std::vector<uint8_t>> in;
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    out.push_back(pattern(sendDirection, m, sizes[m]));
+    in.emplace_back(sizes[m], 0xee);
+  }
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    FrameTag tag{OpKind::kAllReduce, static_cast<uint32_t>(m)};
+    uint64_t sendTicket = connection.postSend(out[m].data(), sizes[m], tag);
+    uint64_t recvTicket = connection.postRecv(in[m].data(), sizes[m], tag);
+    if (sendTicket != m || recvTicket != m) return "tickets do not count from 0 in order";
+  }
+  // Completion is in ticket order: the counts never skip a message.
+  driveUntilIdle(connection);
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    std::string difference = firstDifference(in[m], pattern(1 - sendDirection, m, sizes[m]));
+    if (!difference.empty()) {
+      return "message " + std::to_string(m) + " (" + std::to_string(sizes[m]) +
+             " bytes): " + difference;
+    }
+  }
+  return "";
+}
+
+size_t countAtLeast(const std::vector<size_t>& sizes, size_t threshold) {
+  size_t count = 0;
+  for (size_t size : sizes) count += size >= threshold ? 1 : 0;
+  return count;
+}
+
+struct PathCase {
+  const char* name;
+  bool useCma;
+};
+void PrintTo(const PathCase& c, std::ostream* out) { *out << c.name; }
+
+class ShmSizes : public ::testing::TestWithParam<PathCase> {};
+
+TEST_P(ShmSizes, EverySizeArrivesExactlyInBothDirectionsAtOnce) {
+  ShmOptions options;
+  options.useCma = GetParam().useCma;
+  const std::vector<size_t> sizes = {0, 1, kSlot - 1, kSlot, kSlot + 1, kSlot * 7 / 2, 4u << 20};
+  auto pair =
+      connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel& channel) {
+        std::string error = exchange(connection, 1, sizes);
+        require(error.empty(), error);
+        channel.sendU64(connection.sendsViaCma());
+        channel.sendU64(connection.cmaRecvsCompleted());
+      });
+  ShmConnection& connection = *pair.connection;
+  EXPECT_EQ(exchange(connection, 0, sizes), "");
+  bool childSendsViaCma = pair.channel().recvU64() != 0;
+  uint64_t childCmaRecvs = pair.channel().recvU64();
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+
+  // Both ends agree on the path of each direction, and the agreed path is the one taken.
+  EXPECT_EQ(childSendsViaCma, connection.recvsViaCma());
+  size_t large = countAtLeast(sizes, options.cmaThresholdBytes);
+  EXPECT_EQ(connection.cmaRecvsCompleted(), connection.recvsViaCma() ? large : 0);
+  EXPECT_EQ(childCmaRecvs, connection.sendsViaCma() ? large : 0);
+  EXPECT_EQ(connection.cmaSendsCompleted(), connection.sendsViaCma() ? large : 0);
+  if (GetParam().useCma) {
+    // This host allows process_vm_readv between parent and child (no Yama restriction): if a
+    // container forbids it, this says so rather than silently testing only the slot path.
+    EXPECT_TRUE(connection.recvsViaCma()) << "CMA refused: parent cannot read the child";
+    EXPECT_TRUE(connection.sendsViaCma()) << "CMA refused: child cannot read the parent";
+  } else {
+    EXPECT_FALSE(connection.recvsViaCma());
+    EXPECT_FALSE(connection.sendsViaCma());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, ShmSizes,
+                         ::testing::Values(PathCase{"Cma", true}, PathCase{"SlotsOnly", false}),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+class ShmManyInFlight : public ::testing::TestWithParam<PathCase> {};
+
+// Small slots wrap the rings many times; with CMA on, descriptor slots and data slots interleave
+// in one stream, and completion must still come in ticket order.
+TEST_P(ShmManyInFlight, HundredsOfMessagesArriveInOrder) {
+  ShmOptions options;
+  options.slots = 4;
+  options.slotBytes = 4096;
+  options.useCma = GetParam().useCma;
+  options.cmaThresholdBytes = 6000;
+  std::vector<size_t> sizes;
+  for (size_t m = 0; m < 256; ++m) sizes.push_back((m * 977) % (4096 * 7 / 2 + 1));
+  auto pair = connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel&) {
+    std::string error = exchange(connection, 1, sizes);
+    require(error.empty(), error);
+  });
+  EXPECT_EQ(pair.connection->maxInFlight(), sizes.size());
+  EXPECT_EQ(exchange(*pair.connection, 0, sizes), "");
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+  if (GetParam().useCma) {
+    EXPECT_GT(pair.connection->cmaRecvsCompleted(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, ShmManyInFlight,
+                         ::testing::Values(PathCase{"MixedCma", true},
+                                           PathCase{"SlotsOnly", false}),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+// A CMA send lends its buffer to the receiver: it must not complete (and the caller must not
+// reuse the buffer) before the receiver has read it and released the descriptor slot.
+TEST(ShmCma, SendCompletesOnlyAfterTheReceiverRead) {
+  ShmOptions options;
+  auto pair =
+      connectPair(options, options, [](ShmConnection& connection, SocketSetupChannel& channel) {
+        std::vector<uint8_t> data = pattern(1, 0, 1 << 20);
+        connection.postSend(data.data(), data.size(), {OpKind::kBroadcast, 0});
+        auto until = std::chrono::steady_clock::now() + 30ms;
+        while (std::chrono::steady_clock::now() < until) connection.progress();
+        require(connection.sendsCompleted() == 0, "CMA send completed before the receiver read it");
+        channel.sendU64(1);
+        driveUntilIdle(connection);
+        std::fill(data.begin(), data.end(), 0);  // the buffer is ours again
+        channel.recvU64();
+      });
+  ShmConnection& connection = *pair.connection;
+  ASSERT_TRUE(connection.recvsViaCma());
+  pair.channel().recvU64();  // the child saw its send stay incomplete
+  std::vector<uint8_t> in(1 << 20);
+  connection.postRecv(in.data(), in.size(), {OpKind::kBroadcast, 0});
+  driveUntilIdle(connection);
+  EXPECT_EQ(firstDifference(in, pattern(1, 0, 1 << 20)), "");
+  EXPECT_EQ(connection.cmaRecvsCompleted(), 1u);
+  pair.channel().sendU64(1);
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+}
+
+TEST(ShmPeek, ReadsMessagesInPlaceAndReleasesSlots) {
+  ShmOptions options;
+  options.slots = 2;  // the sender needs our releases to get past the second message
+  options.slotBytes = 4096;
+  options.useCma = false;
+  const std::vector<size_t> sizes = {1000, 4096, 0, 64, 3000, 17};
+  auto pair =
+      connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel& channel) {
+        channel.recvU64();  // the parent has seen nothing arrive yet
+        std::vector<std::vector<uint8_t>> out;
+        for (size_t m = 0; m < sizes.size(); ++m) out.push_back(pattern(1, m, sizes[m]));
+        for (size_t m = 0; m < sizes.size(); ++m) {
+          connection.postSend(out[m].data(), sizes[m], {OpKind::kReduce, static_cast<uint32_t>(m)});
+        }
+        std::vector<uint8_t> last = pattern(1, 99, 5000);  // two slots: not peekable
+        connection.postSend(last.data(), last.size(), {OpKind::kReduce, 99});
+        driveUntilIdle(connection);
+      });
+  ShmConnection& connection = *pair.connection;
+  EXPECT_TRUE(connection.canPeek(4096));
+  EXPECT_FALSE(connection.canPeek(4097));
+
+  FrameTag first{OpKind::kReduce, 0};
+  EXPECT_EQ(connection.peekRecv(sizes[0], first), nullptr);  // nothing sent yet
+  pair.channel().sendU64(1);
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    FrameTag tag{OpKind::kReduce, static_cast<uint32_t>(m)};
+    const void* data = nullptr;
+    driveUntil(connection, [&] { return (data = connection.peekRecv(sizes[m], tag)) != nullptr; });
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % 64, 0u);
+    EXPECT_EQ(connection.peekRecv(sizes[m], tag), data) << "a second peek returns the same view";
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    EXPECT_EQ(firstDifference({bytes, bytes + sizes[m]}, pattern(1, m, sizes[m])), "")
+        << "message " << m;
+    connection.releasePeeked();
+    EXPECT_EQ(connection.recvsPosted(), m + 1);
+    EXPECT_EQ(connection.recvsCompleted(), m + 1);
+  }
+  // After peeks, an ordinary receive takes the next message (tickets continue).
+  std::vector<uint8_t> last(5000);
+  EXPECT_EQ(connection.postRecv(last.data(), last.size(), {OpKind::kReduce, 99}), sizes.size());
+  driveUntilIdle(connection);
+  EXPECT_EQ(firstDifference(last, pattern(1, 99, 5000)), "");
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+}
+
+TEST(ShmPeek, MessagesSentByCmaAreNotPeekable) {
+  ShmOptions options;  // 512 KiB slots, CMA from 256 KiB
+  auto pair = connectPair(options, options, [](ShmConnection&, SocketSetupChannel&) {});
+  ShmConnection& connection = *pair.connection;
+  ASSERT_TRUE(connection.recvsViaCma());
+  EXPECT_TRUE(connection.canPeek(options.cmaThresholdBytes - 1));
+  EXPECT_FALSE(connection.canPeek(options.cmaThresholdBytes));
+  try {
+    connection.peekRecv(options.cmaThresholdBytes, {OpKind::kAllReduce, 0});
+    ADD_FAILURE() << "peekRecv of a message that travels by CMA must refuse";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInternalError);
+    EXPECT_NE(std::string(e.what()).find("canPeek"), std::string::npos) << e.what();
+  }
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+}
+
+}  // namespace
+}  // namespace hoop::test
