@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "topology/host_ranks.h"
 #include "transport/tcp/interfaces.h"
 
 #if defined(__x86_64__)
@@ -75,37 +76,37 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
 Communicator::~Communicator() = default;
 
 void Communicator::buildRings() {
-  const int n = size();
-  // Hosts in order of their lowest rank; ranks ascending within a host. The ring then crosses
-  // between hosts once per host, the fewest crossings possible.
-  std::vector<uint64_t> hosts;
-  std::vector<std::vector<int>> ranksOfHost;
-  for (const PeerInfo& p : peers_) {
-    auto found = std::find(hosts.begin(), hosts.end(), p.hostId);
-    if (found == hosts.end()) {
-      hosts.push_back(p.hostId);
-      ranksOfHost.emplace_back();
-      found = hosts.end() - 1;
-    }
-    ranksOfHost[found - hosts.begin()].push_back(p.rank);
-  }
-  hostCount_ = static_cast<int>(hosts.size());
-  const size_t myHost = std::find(hosts.begin(), hosts.end(), peers_[rank_].hostId) - hosts.begin();
-  const std::vector<int>& local = ranksOfHost[myHost];
-  localRank_ = static_cast<int>(std::find(local.begin(), local.end(), rank_) - local.begin());
-  localSize_ = static_cast<int>(local.size());
+  std::vector<uint64_t> hostIdByRank;
+  for (const PeerInfo& p : peers_) hostIdByRank.push_back(p.hostId);
+  const LocalRank local = localRankOf(hostIdByRank, rank_);
+  localRank_ = local.rank;
+  localSize_ = local.size;
 
-  for (const auto& hostRanks : ranksOfHost) {
-    ring_.ranks.insert(ring_.ranks.end(), hostRanks.begin(), hostRanks.end());
-  }
+  ring_.ranks = ringOrder(hostIdByRank);
   ring_.position = std::find(ring_.ranks.begin(), ring_.ranks.end(), rank_) - ring_.ranks.begin();
 
-  bool uniform = std::all_of(ranksOfHost.begin(), ranksOfHost.end(),
-                             [&](const auto& r) { return r.size() == local.size(); });
-  if (uniform && n > 1) {
-    localRing_ = {local, static_cast<size_t>(localRank_)};
-    for (const auto& hostRanks : ranksOfHost) crossRing_.ranks.push_back(hostRanks[localRank_]);
-    crossRing_.position = myHost;
+  // The ring lists hosts one after another, so cutting it into host-sized runs gives each
+  // host's ranks; the hierarchy needs every run to be the same length.
+  std::vector<std::vector<int>> ranksOfHost;
+  for (int r : ring_.ranks) {
+    if (ranksOfHost.empty() || peers_[ranksOfHost.back().front()].hostId != peers_[r].hostId) {
+      ranksOfHost.emplace_back();
+    }
+    ranksOfHost.back().push_back(r);
+  }
+  hostCount_ = static_cast<int>(ranksOfHost.size());
+  const bool uniform = std::all_of(ranksOfHost.begin(), ranksOfHost.end(), [&](const auto& r) {
+    return r.size() == static_cast<size_t>(localSize_);
+  });
+  if (uniform && size() > 1) {
+    for (size_t host = 0; host < ranksOfHost.size(); ++host) {
+      const auto& hostRanks = ranksOfHost[host];
+      crossRing_.ranks.push_back(hostRanks[localRank_]);
+      if (hostRanks[localRank_] == rank_) {
+        localRing_ = {hostRanks, static_cast<size_t>(localRank_)};
+        crossRing_.position = host;
+      }
+    }
   }
 }
 
