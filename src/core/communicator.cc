@@ -1,5 +1,6 @@
 #include "core/communicator.h"
 
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -44,6 +45,7 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
 
   comm->buildRings();
+  comm->adaptSpinToCores();
 
   TcpOptions options;
   options.selfRank = rank;
@@ -107,6 +109,17 @@ void Communicator::buildRings() {
         crossRing_.position = host;
       }
     }
+  }
+}
+
+void Communicator::adaptSpinToCores() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  if (localSize_ > cores && !config_.spinSetByUser) {
+    config_.spinBeforeSleep = std::chrono::microseconds(0);
+    log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " ranks share ", cores,
+        " core(s) on this host: waits yield at once instead of spinning (HOOP_SPIN_US overrides)");
   }
 }
 

@@ -81,6 +81,8 @@ class Communicator {
   Communicator() = default;
   // Host grouping from the peers' host ids: local rank and size, and the three rings.
   void buildRings();
+  // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep).
+  void adaptSpinToCores();
   void progressAll(bool& moved);
 
   int rank_ = 0;

@@ -34,6 +34,7 @@ Config Config::fromEnvironment() {
     }
     config.algorithm = *text;
   }
+  config.spinSetByUser = envString("HOOP_SPIN_US").has_value();
   config.spinBeforeSleep = std::chrono::microseconds(envInt("HOOP_SPIN_US", 50));
   return config;
 }

@@ -15,7 +15,10 @@ struct Config {
   size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
   size_t directMaxBytes = 64 << 10;                // HOOP_DIRECT_MAX_BYTES: see algorithms
   std::string algorithm;                           // HOOP_ALGO: ring, direct, hierarchical
-  std::chrono::microseconds spinBeforeSleep{50};   // HOOP_SPIN_US
+  // HOOP_SPIN_US; unset: 50 us, or 0 when this host runs more ranks than it has cores (a
+  // spinning rank would then hold the core its peer needs to make the data it waits for).
+  std::chrono::microseconds spinBeforeSleep{50};
+  bool spinSetByUser = false;
 
   static Config fromEnvironment();
 };
