@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "transport/shm/cma.h"
 #include "transport/shm/shm_setup.h"
 #include "transport/tcp/socket.h"
 
@@ -157,6 +158,16 @@ class ForkedChild {
 // Assertions for the child process (GoogleTest macros would report in the wrong process).
 inline void require(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error("child: " + what);
+}
+
+// Ground truth for CMA, independent of hoop's own probe: whether this process may read
+// `pid`'s memory with process_vm_readv. After fork both processes have this variable at the same
+// address. Yama's ptrace_scope=1 (Ubuntu's default) allows only parent -> child.
+inline uint64_t cmaProbeWord = 0x686f6f70;  // "hoop"
+inline bool mayReadProcess(pid_t pid) {
+  uint64_t seen = 0;
+  return cmaRead(pid, reinterpret_cast<uintptr_t>(&cmaProbeWord), &seen, sizeof(seen)) == 0 &&
+         seen == cmaProbeWord;
 }
 
 inline std::string describeRank(int rank, bool child) {

@@ -35,7 +35,9 @@ std::string cmaRefusalHint(int errnum) {
     text += str(" (kernel.yama.ptrace_scope=", value,
                 value == 1 ? " allows it only into descendant processes" : " forbids it", ")");
   } else {
-    text += " (a container's seccomp profile or missing CAP_SYS_PTRACE?)";
+    text +=
+        " (another user's process, or a container without CAP_SYS_PTRACE whose seccomp "
+        "profile forbids it?)";
   }
   return text;
 }
