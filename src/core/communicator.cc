@@ -9,6 +9,8 @@
 
 #include "core/logging.h"
 #include "topology/host_ranks.h"
+#include "transport/shm/futex.h"
+#include "transport/shm/shm_setup.h"
 #include "transport/tcp/interfaces.h"
 
 #if defined(__x86_64__)
@@ -56,7 +58,10 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
-  comm->connections_.resize(nranks);
+  comm->transportPolicy_ = TransportPolicy::fromEnv();
+  comm->tcpConnections_.resize(nranks);
+  comm->shmConnections_.resize(nranks);
+  comm->connections_.assign(nranks, nullptr);
   comm->sendSeq_.assign(nranks, 0);
   comm->recvSeq_.assign(nranks, 0);
 
@@ -124,23 +129,88 @@ void Communicator::adaptSpinToCores() {
 }
 
 Connection& Communicator::connection(int peer) {
-  if (!connections_[peer]) connectAll({peer});
+  if (connections_[peer] == nullptr) connectAll({peer});
   return *connections_[peer];
 }
 
+namespace {
+
+// The shm setup's blocking exchange, carried by the pair's TCP connection and driven by the
+// communicator's wait loop (so it honours the deadline and hoopCommAbort).
+class TcpSetupChannel : public SetupChannel {
+ public:
+  TcpSetupChannel(Communicator& comm, Connection& tcp, int peer)
+      : comm_(comm), tcp_(tcp), peer_(peer) {}
+
+  void send(const void* data, size_t bytes) override {
+    uint64_t ticket = tcp_.postSend(data, bytes, kTag);
+    comm_.waitUntil([&] { return tcp_.sendsCompleted() > ticket; }, [&] { return who(); });
+  }
+  void recv(void* data, size_t bytes) override {
+    uint64_t ticket = tcp_.postRecv(data, bytes, kTag);
+    comm_.waitUntil([&] { return tcp_.recvsCompleted() > ticket; }, [&] { return who(); });
+  }
+
+ private:
+  static constexpr FrameTag kTag{OpKind::kSetup, 0};
+  std::string who() const { return comm_.peer(peer_).describe() + " to set up shared memory"; }
+
+  Communicator& comm_;
+  Connection& tcp_;
+  int peer_;
+};
+
+}  // namespace
+
 void Communicator::connectAll(const std::vector<int>& peers) {
   auto aborted = [this] { return abortRequested(); };
+  std::vector<int> shmPeers;
+  // TCP first, to every peer: it carries the data across hosts and the shm setup within one.
   // Connecting never blocks on the peer (its listen backlog takes us), so do those first; then
   // the accepts, which wait for peers that are doing the same.
   for (int pass = 0; pass < 2; ++pass) {
     for (int peer : peers) {
-      if (peer == rank_ || connections_[peer]) continue;
+      if (peer == rank_ || connections_[peer] != nullptr || tcpConnections_[peer]) continue;
       bool weConnect = rank_ < peer;
       if (weConnect != (pass == 0)) continue;
-      connections_[peer] = tcp_->establish(peer, deadline_, aborted);
-      active_.push_back(connections_[peer].get());
+      const bool sameHost = peers_[peer].hostId == peers_[rank_].hostId;
+      const TransportKind kind =
+          chooseTransport(transportPolicy_, sameHost, peers_[peer].describe());
+      tcpConnections_[peer] =
+          tcp_->establish(peer, deadline_, aborted, /*announce=*/kind == TransportKind::kTcp);
+      active_.push_back(tcpConnections_[peer].get());
+      if (kind == TransportKind::kShm) {
+        shmPeers.push_back(peer);
+      } else {
+        connections_[peer] = tcpConnections_[peer].get();
+      }
     }
   }
+  // Each shm setup is a blocking exchange between two ranks. Taking pairs in one global order
+  // (by lower rank, then higher) means no rank can wait on a peer that waits on a third rank
+  // that waits on the first.
+  std::sort(shmPeers.begin(), shmPeers.end(), [this](int a, int b) {
+    return std::make_pair(std::min(rank_, a), std::max(rank_, a)) <
+           std::make_pair(std::min(rank_, b), std::max(rank_, b));
+  });
+  for (int peer : shmPeers) setUpShm(peer);
+}
+
+void Communicator::setUpShm(int peer) {
+  TcpSetupChannel channel(*this, *tcpConnections_[peer], peer);
+  auto shm = connectShm(rank_, peer, peers_[peer].describe(), channel, config_.shm);
+  // Same shape as the tcp lines ("connected to X at WHERE over T"), so logs read alike.
+  const char* path = shm->sendsViaCma() ? "single-copy reads for large messages" : "slot copies";
+  if (rank_ < peer) {
+    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "connected to ", peers_[peer].describe(), " at ",
+        shm->segmentName(), " over shm (", path, ")");
+  } else {
+    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "accepted ", peers_[peer].describe(),
+        " over shm (", path, ")");
+  }
+  connections_[peer] = shm.get();
+  active_.push_back(shm.get());
+  shmConnections_[peer] = std::move(shm);
 }
 
 void Communicator::beginOperation(std::string description) {
@@ -156,6 +226,14 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
   auto spinUntil = Clock::now() + config_.spinBeforeSleep;
   int yields = 0;
   while (true) {
+    // A shared-memory peer wakes a sleeper only if the word moved after this load; so load it
+    // before looking for work, and sleep only if it still holds this value.
+    wordSnapshot_.clear();
+    for (Connection* c : active_) {
+      if (const auto* word = c->waitWord(); word != nullptr && !c->idle()) {
+        wordSnapshot_.emplace_back(word, word->load(std::memory_order_acquire));
+      }
+    }
     bool moved = false;
     progressAll(moved);
     if (done()) return;
@@ -175,7 +253,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
            "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");
     }
     // Spin first (the answer is usually microseconds away), then give the core to others
-    // (ranks may outnumber cores), then sleep in the kernel until a socket is ready.
+    // (ranks may outnumber cores), then sleep in the kernel until something can move.
     if (now < spinUntil) {
       for (int i = 0; i < 16; ++i) HOOP_CPU_RELAX();
       continue;
@@ -185,15 +263,29 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       std::this_thread::yield();
       continue;
     }
-    pollFds_.clear();
-    pollFds_.push_back({wakeup_.get(), POLLIN, 0});
-    for (Connection* c : active_) c->addWaitFds(pollFds_);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count();
-    int timeoutMs = static_cast<int>(std::clamp<long long>(left, 1, 100));
-    if (::poll(pollFds_.data(), pollFds_.size(), timeoutMs) < 0 && errno != EINTR) {
-      fail(hoopSystemError, "rank ", rank_, ": poll: ", errnoText(errno));
-    }
+    sleepUntilActivity(static_cast<int>(std::clamp<long long>(left, 1, 100)));
     spinUntil = Clock::now() + config_.spinBeforeSleep / 4;
+  }
+}
+
+void Communicator::sleepUntilActivity(int timeoutMs) {
+  pollFds_.clear();
+  pollFds_.push_back({wakeup_.get(), POLLIN, 0});
+  // For shm connections this announces the sleeper, so the peer's next publish wakes it.
+  for (Connection* c : active_) c->addWaitFds(pollFds_);
+  if (wordSnapshot_.size() == 1 && pollFds_.size() == 1) {
+    // Only shared memory to wait for: sleep on its word. The abort cannot wake a futex, so
+    // sleep in slices short enough for hoopCommAbort's 100 ms promise.
+    auto [word, seen] = wordSnapshot_.front();
+    futexWaitShared(*word, seen, std::chrono::milliseconds(std::min(timeoutMs, 20)));
+    return;
+  }
+  // Sockets (and maybe several shm words): poll the sockets, and while shm work is pending
+  // wake every millisecond to look at it.
+  if (!wordSnapshot_.empty()) timeoutMs = 1;
+  if (::poll(pollFds_.data(), pollFds_.size(), timeoutMs) < 0 && errno != EINTR) {
+    fail(hoopSystemError, "rank ", rank_, ": poll: ", errnoText(errno));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/function_ref.h"
 #include "core/types.h"
+#include "topology/transport_choice.h"
 #include "transport/connection.h"
 #include "transport/tcp/tcp_transport.h"
 
@@ -84,6 +85,11 @@ class Communicator {
   // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep).
   void adaptSpinToCores();
   void progressAll(bool& moved);
+  // Builds the shared-memory connection to `peer` over its TCP connection.
+  void setUpShm(int peer);
+  // Sleeps until a connection may move (socket ready, futex word changed), the abort, or
+  // `timeoutMs`.
+  void sleepUntilActivity(int timeoutMs);
 
   int rank_ = 0;
   int localRank_ = 0;
@@ -95,8 +101,15 @@ class Communicator {
   Ring localRing_;
   Ring crossRing_;
   std::unique_ptr<TcpTransport> tcp_;
-  std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank, null until used
-  std::vector<Connection*> active_;                       // the non-null ones
+  TransportPolicy transportPolicy_;
+  // By peer rank, null until used: the TCP connection (for shm peers only their setup channel)
+  // and the shared-memory one where the peer is on this host.
+  std::vector<std::unique_ptr<Connection>> tcpConnections_;
+  std::vector<std::unique_ptr<Connection>> shmConnections_;
+  std::vector<Connection*> connections_;  // the one that carries data, by peer rank
+  std::vector<Connection*> active_;       // every connection that exists, for progress
+  // Shared-memory connections' futex words as seen before the last progress pass.
+  std::vector<std::pair<const std::atomic<uint32_t>*, uint32_t>> wordSnapshot_;
   uint32_t collectiveSeq_ = 0;
   std::vector<uint32_t> sendSeq_;
   std::vector<uint32_t> recvSeq_;

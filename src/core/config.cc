@@ -5,6 +5,21 @@
 
 namespace hoop {
 
+namespace {
+
+// A byte size from the environment ("512K"), at least `minimum`.
+size_t byteSetting(const char* name, size_t fallback, size_t minimum) {
+  auto text = envString(name);
+  if (!text) return fallback;
+  auto bytes = parseByteSize(*text);
+  if (!bytes || *bytes < minimum) {
+    fail(hoopInvalidArgument, name, "='", *text, "' is not a size of at least ", minimum, " bytes");
+  }
+  return *bytes;
+}
+
+}  // namespace
+
 Config Config::fromEnvironment() {
   Config config;
   config.initTimeout = envSeconds("HOOP_INIT_TIMEOUT", 300);
@@ -15,18 +30,11 @@ Config Config::fromEnvironment() {
   }
   config.socketBufferBytes =
       static_cast<int>(envInt("HOOP_SOCKET_BUFFER", config.socketBufferBytes));
-  if (auto text = envString("HOOP_CHUNK_SIZE")) {
-    auto bytes = parseByteSize(*text);
-    if (!bytes || *bytes < 64 || *bytes > (1u << 30)) {
-      fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE='", *text, "' is not a size in 64..1G");
-    }
-    config.chunkBytes = *bytes;
+  config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
+  if (config.chunkBytes > (size_t{1} << 30)) {
+    fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE must be at most 1G");
   }
-  if (auto text = envString("HOOP_DIRECT_MAX_BYTES")) {
-    auto bytes = parseByteSize(*text);
-    if (!bytes) fail(hoopInvalidArgument, "HOOP_DIRECT_MAX_BYTES='", *text, "' is not a size");
-    config.directMaxBytes = *bytes;
-  }
+  config.directMaxBytes = byteSetting("HOOP_DIRECT_MAX_BYTES", config.directMaxBytes, 0);
   if (auto text = envString("HOOP_ALGO")) {
     if (*text != "ring" && *text != "direct" && *text != "hierarchical") {
       fail(hoopInvalidArgument, "HOOP_ALGO='", *text,
@@ -34,6 +42,14 @@ Config Config::fromEnvironment() {
     }
     config.algorithm = *text;
   }
+  config.shm.slots = static_cast<size_t>(envInt("HOOP_SHM_SLOTS", 8));
+  if (config.shm.slots < 2 || config.shm.slots > 1024) {
+    fail(hoopInvalidArgument, "HOOP_SHM_SLOTS=", config.shm.slots, " is not in 2..1024");
+  }
+  config.shm.slotBytes = byteSetting("HOOP_SHM_SLOT_SIZE", config.shm.slotBytes, 4096);
+  config.shm.useCma = envInt("HOOP_SHM_CMA", 1) != 0;
+  config.shm.cmaThresholdBytes =
+      byteSetting("HOOP_SHM_CMA_THRESHOLD", config.shm.cmaThresholdBytes, 0);
   config.spinSetByUser = envString("HOOP_SPIN_US").has_value();
   config.spinBeforeSleep = std::chrono::microseconds(envInt("HOOP_SPIN_US", 50));
   return config;

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "transport/shm/shm_options.h"
+
 namespace hoop {
 
 struct Config {
@@ -19,6 +21,8 @@ struct Config {
   // spinning rank would then hold the core its peer needs to make the data it waits for).
   std::chrono::microseconds spinBeforeSleep{50};
   bool spinSetByUser = false;
+
+  ShmOptions shm;  // HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE, HOOP_SHM_CMA, HOOP_SHM_CMA_THRESHOLD
 
   static Config fromEnvironment();
 };

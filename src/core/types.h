@@ -88,6 +88,7 @@ enum class OpKind : uint8_t {
   kReduceScatter = 5,
   kSendRecv = 6,
   kBarrier = 7,
+  kSetup = 8,  // connection setup between two ranks (e.g. agreeing on a shm segment)
 };
 
 constexpr std::string_view opKindName(OpKind kind) {
@@ -99,6 +100,7 @@ constexpr std::string_view opKindName(OpKind kind) {
     case OpKind::kReduceScatter: return "reducescatter";
     case OpKind::kSendRecv: return "send/recv";
     case OpKind::kBarrier: return "barrier";
+    case OpKind::kSetup: return "connection setup";
   }
   return "unknown operation";
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "process_runner.h"
 
@@ -58,17 +59,19 @@ TEST_P(Ranks, BarrierHoldsEveryoneUntilTheLastArrives) {
 
 INSTANTIATE_TEST_SUITE_P(OneToEight, Ranks, ::testing::Range(1, 9));
 
-class Algorithm : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+class Algorithm : public ::testing::TestWithParam<std::tuple<std::string, std::string, int>> {};
 
-// Each allreduce schedule on its own, at every size (the default picks by size).
+// Each allreduce schedule on its own, at every size (the default picks by size), over each
+// transport.
 TEST_P(Algorithm, AllReduceSweep) {
-  auto [algorithm, nranks] = GetParam();
+  auto [algorithm, transport, nranks] = GetParam();
   expectAllPassed(runWithUniqueId(nranks, {"--suite", "sweep", "--only", "allreduce"},
-                                  {{"HOOP_ALGO", algorithm}}));
+                                  {{"HOOP_ALGO", algorithm}, {"HOOP_TRANSPORT", transport}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                          ::testing::Combine(::testing::Values("ring", "direct"),
+                                            ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
 // Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
@@ -91,7 +94,7 @@ TEST_P(SimulatedHosts, EveryCollectiveExact) {
                    {"HOOP_ALGO", algorithm},
                    {"HOOP_CHUNK_SIZE", "16K"},
                    {"HOOP_DEBUG", "INFO"},
-                   {"HOOP_DEBUG_SUBSYS", "INIT,COLL"}});
+                   {"HOOP_DEBUG_SUBSYS", "INIT,COLL,NET"}});
     }
     auto results = group.wait(std::chrono::seconds(300));
     expectAllPassed(results);
@@ -105,6 +108,23 @@ TEST_P(SimulatedHosts, EveryCollectiveExact) {
         std::string("allreduce uses ") + (uniform ? "hierarchical" : "ring");
     for (int r = 0; r < nranks && algorithm[0] != '\0'; ++r) {
       EXPECT_NE(results[r].output.find(schedule), std::string::npos) << results[r].output;
+    }
+    // Shared memory to peers on the same host, tcp to the others.
+    for (int r = 0; r < nranks; ++r) {
+      for (int peer = 0; peer < nranks; ++peer) {
+        if (peer == r) continue;
+        const std::string transport = hosts[peer] == hosts[r] ? "shm" : "tcp";
+        const std::string other = hosts[peer] == hosts[r] ? "tcp" : "shm";
+        const std::string name = "rank " + std::to_string(peer) + " (host " + hosts[peer];
+        const std::string& log = results[r].output;
+        for (size_t at = log.find(name); at != std::string::npos; at = log.find(name, at + 1)) {
+          std::string line = log.substr(at, log.find('\n', at) - at);
+          if (line.find(" over ") == std::string::npos) continue;
+          EXPECT_NE(line.find(" over " + transport), std::string::npos)
+              << "rank " << r << ": " << line;
+          EXPECT_EQ(line.find(" over " + other), std::string::npos) << "rank " << r << ": " << line;
+        }
+      }
     }
     // Local rank and size are per host.
     for (int r = 0; r < nranks; ++r) {
@@ -125,9 +145,24 @@ INSTANTIATE_TEST_SUITE_P(Layouts, SimulatedHosts,
                                            std::vector<std::string>{"a", "a", "b", "b", "c", "c"},
                                            std::vector<std::string>{"a", "a", "a", "b"}));
 
+// Small slots, a low single-copy threshold and no single copy at all: messages span slots,
+// mix both paths, and fall back.
+TEST(Transport, ShmSlotsAndSingleCopy) {
+  for (const char* cma : {"1", "0"}) {
+    Env env = {{"HOOP_TRANSPORT", "shm"},        {"HOOP_SHM_SLOTS", "2"},
+               {"HOOP_SHM_SLOT_SIZE", "4K"},     {"HOOP_SHM_CMA", cma},
+               {"HOOP_SHM_CMA_THRESHOLD", "8K"}, {"HOOP_CHUNK_SIZE", "16K"}};
+    expectAllPassed(runWithUniqueId(3, {"--suite", "sweep"}, env));
+    expectAllPassed(runWithUniqueId(4, {"--suite", "p2p"}, env));
+  }
+}
+
 // Tiny pieces and several sockets per peer: many frames, striped and reassembled in order.
 TEST(Transport, ManyStreamsAndSmallPieces) {
-  Env env = {{"HOOP_SOCKET_NSTREAMS", "3"}, {"HOOP_CHUNK_SIZE", "4K"}, {"HOOP_ALGO", "ring"}};
+  Env env = {{"HOOP_SOCKET_NSTREAMS", "3"},
+             {"HOOP_CHUNK_SIZE", "4K"},
+             {"HOOP_ALGO", "ring"},
+             {"HOOP_TRANSPORT", "tcp"}};
   expectAllPassed(runWithUniqueId(4, {"--suite", "sweep"}, env));
   expectAllPassed(runWithUniqueId(3, {"--suite", "p2p"}, env));
 }
@@ -212,6 +247,52 @@ TEST(Failure, DeadPeerIsReportedNotHung) {
     EXPECT_EQ(results[r].status, 1) << results[r].output;
     EXPECT_NE(results[r].output.find("rank 2"), std::string::npos) << results[r].output;
   }
+}
+
+// hoop's shared-memory segments in /dev/shm (they live only between creation and the peer's
+// mapping, so one seen three times in a row is a leak, not another test's set-up).
+std::vector<std::string> lingeringSegments() {
+  std::vector<std::string> names;
+  for (int look = 0; look < 3; ++look) {
+    std::vector<std::string> now;
+    for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+      std::string name = entry.path().filename();
+      if (name.rfind("hoop-", 0) == 0) now.push_back(name);
+    }
+    if (look > 0) {
+      std::erase_if(names, [&](const std::string& n) {
+        return std::find(now.begin(), now.end(), n) == now.end();
+      });
+    } else {
+      names = now;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return names;
+}
+
+// A rank killed mid-collective: the others report it by rank, and no segment is left behind.
+TEST(Failure, KilledRankLeavesNoSharedMemory) {
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  ProcessGroup group;
+  for (int r = 0; r < 3; ++r) {
+    group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "sweep", "--large"},
+                {{"HOOP_TEST_UID", toHex(id)},
+                 {"HOOP_TEST_RANK", std::to_string(r)},
+                 {"HOOP_TEST_NRANKS", "3"},
+                 {"HOOP_TRANSPORT", "shm"},
+                 {"HOOP_TIMEOUT", "30"}});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  group.kill(1, SIGKILL);
+  auto results = group.wait(std::chrono::seconds(60));
+  EXPECT_EQ(results[1].status, 128 + SIGKILL);
+  for (int r : {0, 2}) {
+    EXPECT_EQ(results[r].status, 1) << results[r].output;
+    EXPECT_NE(results[r].output.find("rank 1"), std::string::npos) << results[r].output;
+  }
+  EXPECT_TRUE(lingeringSegments().empty());
 }
 
 }  // namespace

@@ -58,6 +58,11 @@ class ProcessGroup {
     processes_.push_back(p);
   }
 
+  // Sends `signal` to the index-th process started.
+  void kill(size_t index, int signal) {
+    if (processes_[index].pid > 0) ::kill(processes_[index].pid, signal);
+  }
+
   std::vector<ProcessResult> wait(std::chrono::seconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     std::vector<ProcessResult> results(processes_.size());

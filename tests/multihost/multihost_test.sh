@@ -25,10 +25,9 @@ readonly SKIP=77
 
 # ---------------------------------------------------------------------------------------------
 # The transport hook. A connection between two ranks of one host must use INTRA_HOST_TRANSPORT,
-# one between hosts INTER_HOST_TRANSPORT. hoop has only tcp today; when the shared-memory
-# transport lands (its lines read "connected to rank X ... over shm" / "accepted rank X ... over
-# shm"), change the default below to shm, or run with HOOP_MH_INTRA_HOST_TRANSPORT=shm first.
-INTRA_HOST_TRANSPORT=${HOOP_MH_INTRA_HOST_TRANSPORT:-tcp}
+# one between hosts INTER_HOST_TRANSPORT: shared memory within a host ("connected to rank X ...
+# over shm"), tcp across. HOOP_MH_INTRA_HOST_TRANSPORT=tcp checks a run with HOOP_TRANSPORT=tcp.
+INTRA_HOST_TRANSPORT=${HOOP_MH_INTRA_HOST_TRANSPORT:-shm}
 INTER_HOST_TRANSPORT=tcp
 
 expected_transport() { # SELF_HOST PEER_HOST
@@ -118,8 +117,8 @@ check_log() {
       want=$(expected_transport "$(host_of "$r")" "$(host_of "$p")")
       if [[ $transport != "$want" ]]; then
         local hint=""
-        if [[ $transport == shm && $want == tcp && $(host_of "$r") == "$(host_of "$p")" ]]; then
-          hint=" (hoop has a shm transport now? set INTRA_HOST_TRANSPORT=shm in $(basename "$0"))"
+        if [[ $transport == tcp && $want == shm ]]; then
+          hint=" (was the run made with HOOP_TRANSPORT=tcp? then set HOOP_MH_INTRA_HOST_TRANSPORT=tcp)"
         fi
         problem "rank $r <-> rank $p ($(host_of "$r") - $(host_of "$p")) over $transport, want $want$hint"
       fi
@@ -379,6 +378,8 @@ case_rank_fails() { # HOSTS SLOTS
 # The checker on canned logs: the log of a real 2 hosts x 2 ranks run (testdata/) passes, and
 # each way a run can be wrong fails with the right complaint.
 case_selftest() {
+  # The canned log is an all-tcp run (as with HOOP_TRANSPORT=tcp); the hook cases switch to shm.
+  local INTRA_HOST_TRANSPORT=tcp
   local good="$HERE/testdata/2x2_sweep.log" tmp failures=0 subnet MUTATED
   # The fixture's subnet: the address rank 0 dialled first, less its last number.
   subnet=$(grep -m1 -o ' at 10\.231\.[0-9]*\.' "$good" | sed 's/^ at //; s/\.$//')
@@ -433,8 +434,8 @@ case_selftest() {
   # shellcheck disable=SC2016 # sed's $a
   mutate host_count '$a [2] h1:30155:2 hoop INFO COLL allreduce uses ring (first at 0 bytes, 4 ranks on 1 host(s))'
   expect fail "hoop counts one host" "$MUTATED" "counts 4 ranks on 1 host(s), want 4 on 2"
-  # The shm hook: once within-host connections must be shm, today's all-tcp log fails, and a log
-  # whose within-host lines say shm passes.
+  # The shm hook: when within-host connections must be shm, the all-tcp log fails, and a log whose
+  # within-host lines say shm passes.
   INTRA_HOST_TRANSPORT=shm expect fail "hook: within a host must be shm, log says tcp" "$good" \
     "over tcp, want shm"
   mutate intra_shm '

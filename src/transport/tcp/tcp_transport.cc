@@ -61,13 +61,15 @@ TcpTransport::TcpTransport(TcpOptions options, UniqueFd listener, std::vector<Tc
 }
 
 std::unique_ptr<TcpConnection> TcpTransport::establish(int peer, Clock::time_point deadline,
-                                                       const std::function<bool()>& aborted) {
-  return options_.selfRank < peer ? connectTo(peer, deadline, aborted)
-                                  : acceptFrom(peer, deadline, aborted);
+                                                       const std::function<bool()>& aborted,
+                                                       bool announce) {
+  return options_.selfRank < peer ? connectTo(peer, deadline, aborted, announce)
+                                  : acceptFrom(peer, deadline, aborted, announce);
 }
 
 std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_point deadline,
-                                                       const std::function<bool()>& aborted) {
+                                                       const std::function<bool()>& aborted,
+                                                       bool announce) {
   const TcpPeer& target = peers_[peer];
   std::vector<UniqueFd> streams;
   for (int s = 0; s < options_.streams; ++s) {
@@ -85,8 +87,9 @@ std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_poi
     setNonBlocking(fd.get());
     streams.push_back(std::move(fd));
   }
-  log(LogLevel::kInfo, LogSubsys::kNet, options_.selfRank, "connected to ", target.description,
-      " at ", target.address.toString(), " over tcp, ", streams.size(), " stream(s)");
+  log(announce ? LogLevel::kInfo : LogLevel::kTrace, LogSubsys::kNet, options_.selfRank,
+      "connected to ", target.description, " at ", target.address.toString(), " over tcp, ",
+      streams.size(), " stream(s)");
   return std::make_unique<TcpConnection>(std::move(streams), options_.selfRank, target.description);
 }
 
@@ -130,7 +133,8 @@ bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
 }
 
 std::unique_ptr<TcpConnection> TcpTransport::acceptFrom(int peer, Clock::time_point deadline,
-                                                        const std::function<bool()>& aborted) {
+                                                        const std::function<bool()>& aborted,
+                                                        bool announce) {
   auto complete = [&] {
     auto found = arrived_.find(peer);
     if (found == arrived_.end() || found->second.empty()) return false;
@@ -153,8 +157,8 @@ std::unique_ptr<TcpConnection> TcpTransport::acceptFrom(int peer, Clock::time_po
   std::vector<UniqueFd> streams;
   for (auto& slot : arrived_[peer]) streams.push_back(std::move(*slot));
   arrived_.erase(peer);
-  log(LogLevel::kInfo, LogSubsys::kNet, options_.selfRank, "accepted ", peers_[peer].description,
-      " over tcp, ", streams.size(), " stream(s)");
+  log(announce ? LogLevel::kInfo : LogLevel::kTrace, LogSubsys::kNet, options_.selfRank,
+      "accepted ", peers_[peer].description, " over tcp, ", streams.size(), " stream(s)");
   return std::make_unique<TcpConnection>(std::move(streams), options_.selfRank,
                                          peers_[peer].description);
 }

@@ -35,17 +35,19 @@ class TcpTransport {
   TcpTransport(TcpOptions options, UniqueFd listener, std::vector<TcpPeer> peers);
 
   // Returns the connection to `peer`, connecting or accepting as the pair's rule says. Waits at
-  // most until `deadline`; `aborted` is polled while waiting.
+  // most until `deadline`; `aborted` is polled while waiting. `announce` logs the connection at
+  // INFO (off when it only carries the setup of another transport).
   std::unique_ptr<TcpConnection> establish(int peer, Clock::time_point deadline,
-                                           const std::function<bool()>& aborted);
+                                           const std::function<bool()>& aborted,
+                                           bool announce = true);
   // Starts the connecting half ahead of time (so several can be in flight); no-op for accepts.
   const TcpOptions& options() const { return options_; }
 
  private:
   std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
-                                           const std::function<bool()>& aborted);
+                                           const std::function<bool()>& aborted, bool announce);
   std::unique_ptr<TcpConnection> acceptFrom(int peer, Clock::time_point deadline,
-                                            const std::function<bool()>& aborted);
+                                            const std::function<bool()>& aborted, bool announce);
   // Validates a hello and files the stream under its rank; false (logged) for strangers.
   bool admit(HandshakeAcceptor::Arrival& arrival);
 
