@@ -13,7 +13,8 @@
 #                        iterations, w warm-ups). Default: "8:2M:4 8M:32M:4:10:2 64M:256M:2:5:1",
 #                        that is 8 B .. 32 MiB by x4, then 64, 128, 256 MiB with fewer iterations.
 #   --quick              smoke run: "8:8K:32:10:2 1M:1M:2:10:2", 0.05 s minimum per size
-#   --peers "LIST"       subset of: mpi_tcp mpi_shm gloo hoop (default: all)
+#   --peers "LIST"       subset of: mpi_tcp mpi_shm gloo hoop hoop_tcp hoop_shm (default: all;
+#                        hoop = hoop over tcp and over its default shared memory)
 #   --gloo-algos "LIST"  Gloo variants, each ALGO or ALGO:MODE (MODE async, sync, busypoll;
 #                        async when left out; sync/busypoll only for the classic algorithms).
 #                        Default: ring ring_chunked halving_doubling bcube new_ring new_bcube
@@ -242,25 +243,46 @@ run_gloo() {  # np
   done | sort -k1,1n -k2,2g | awk '!seen[$1]++' >"$dir/gloo_best.rows"
 }
 
-run_hoop() {  # np
+# hoop-perf --csv (documented in bench/perf/README.md) -> "bytes median_us busbw ip_median_us
+# ip_busbw wrong": per-iteration medians of the slowest rank (-a 3), the peers' statistic.
+hoop_csv_rows() {  # np csv...
   local np=$1
-  local log=$dir/hoop.txt
+  shift
+  awk -F, -v np="$np" '
+    FNR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    {
+      bytes = $col["size_bytes"]; t = $col["oop_median_us"]; ti = $col["ip_median_us"]
+      factor = 2 * (np - 1) / np
+      bw = t > 0 ? bytes / t / 1000 * factor : 0
+      bwi = ti > 0 ? bytes / ti / 1000 * factor : 0
+      print bytes, t, bw, ti, bwi, $col["oop_wrong"] + $col["ip_wrong"]
+    }' "$@"
+}
+
+run_hoop() {  # np transport
+  local np=$1 transport=$2
+  local log=$dir/hoop_$transport.txt
   : >"$log"
   if [[ ! -x $bin/hoop-perf || ! -x $bin/hooprun ]]; then
     note "np=$np hoop: $bin/hoop-perf or $bin/hooprun not built yet; hoop columns left empty"
     return
   fi
+  local csvs=() k=0
   for r in "${ranges[@]}"; do
     read -r b e f n w <<<"$r"
-    echo "[np=$np] hoop $b..$e x$f" >&2
-    # -a 3: report the slowest rank's time, as the peer benches do.
-    run_job "$log" "$bin/hooprun" -np "$np" "$bin/hoop-perf" allreduce -b "$b" -e "$e" -f "$f" \
-      -d float -n "$n" -w "$w" -a 3 ||
-      note "np=$np hoop: range $b..$e failed (exit $?), see $log.err"
+    echo "[np=$np] hoop over $transport $b..$e x$f" >&2
+    local csv=$dir/hoop_${transport}_$k.csv
+    k=$((k + 1))
+    # -a 3: the slowest rank's time per iteration, as the peer benches report.
+    HOOP_TRANSPORT=$transport run_job "$log" "$bin/hooprun" -np "$np" "$bin/hoop-perf" allreduce \
+      -b "$b" -e "$e" -f "$f" -d float -n "$n" -w "$w" -a 3 --csv "$csv" ||
+      note "np=$np hoop: range $b..$e over $transport failed (exit $?), see $log.err"
+    [[ -f $csv ]] && csvs+=("$csv")
   done
-  hoop_rows "$log" >"$dir/hoop.rows"
-  awk '$6 != 0 { bad = 1 } END { exit bad }' "$dir/hoop.rows" ||
-    note "np=$np hoop: hoop-perf reported wrong results (#wrong column), see $log"
+  if ((${#csvs[@]})); then hoop_csv_rows "$np" "${csvs[@]}" >"$dir/hoop_$transport.rows"; fi
+  [[ -f $dir/hoop_$transport.rows ]] || : >"$dir/hoop_$transport.rows"
+  awk '$6 != 0 { bad = 1 } END { exit bad }' "$dir/hoop_$transport.rows" ||
+    note "np=$np hoop: hoop-perf reported wrong results over $transport, see $log"
 }
 
 # ---- the side-by-side table -----------------------------------------------------------------
@@ -275,19 +297,22 @@ human() {
 table() {  # np
   local np=$1
   echo
-  echo "### allreduce float32 sum, $np ranks (time: median us, slowest rank; busbw GB/s)"
+  echo "### allreduce float32 sum, $np ranks (median us of the slowest rank; busbw GB/s)"
   echo
   echo "load average at start / end of this rank count: $load_start / $(loadavg)"
   echo
-  echo "| size | hoop us | hoop busbw | hoop in-place us | MPI-tcp us | MPI-tcp busbw | hoop/MPI-tcp | MPI-shm us | MPI-shm busbw | hoop/MPI-shm | Gloo best us | Gloo algo | Gloo busbw | hoop in-place/Gloo |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+  echo "| size | hoop-tcp us | hoop-tcp busbw | MPI-tcp us | MPI-tcp busbw | hoop-tcp/MPI-tcp | Gloo best us | Gloo algo | Gloo busbw | hoop-tcp in-place/Gloo | hoop-shm us | hoop-shm busbw | MPI-shm us | MPI-shm busbw | hoop-shm/MPI-shm |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
   local f
-  for f in hoop mpi_tcp mpi_shm gloo_best; do [[ -f $dir/$f.rows ]] || : >"$dir/$f.rows"; done
+  for f in hoop_tcp hoop_shm mpi_tcp mpi_shm gloo_best; do
+    [[ -f $dir/$f.rows ]] || : >"$dir/$f.rows"
+  done
   awk '
     function t(v) { return v == "" ? "-" : sprintf("%.1f", v) }
     function bw(v) { return v == "" ? "-" : sprintf("%.3f", v) }
     function ratio(a, b) { return (a == "" || b == "" || b == 0) ? "-" : sprintf("%.2f", a / b) }
-    FILENAME ~ /hoop.rows$/ { hoop_t[$1] = $2; hoop_bw[$1] = $3; hoop_ip[$1] = $4; sz[$1] = 1 }
+    FILENAME ~ /hoop_tcp.rows$/ { ht[$1] = $2; hbw[$1] = $3; hip[$1] = $4; sz[$1] = 1 }
+    FILENAME ~ /hoop_shm.rows$/ { hs[$1] = $2; hsbw[$1] = $3; sz[$1] = 1 }
     FILENAME ~ /mpi_tcp.rows$/ { tcp_t[$1] = $2; tcp_bw[$1] = $3; sz[$1] = 1 }
     FILENAME ~ /mpi_shm.rows$/ { shm_t[$1] = $2; shm_bw[$1] = $3; sz[$1] = 1 }
     FILENAME ~ /gloo_best.rows$/ { g_t[$1] = $2; g_bw[$1] = $3; g_a[$1] = $4; sz[$1] = 1 }
@@ -297,13 +322,13 @@ table() {  # np
       for (i = 2; i <= n; i++) { v = list[i]; for (j = i - 1; j >= 1 && list[j] > v; j--) list[j + 1] = list[j]; list[j + 1] = v }
       for (i = 1; i <= n; i++) {
         s = list[i]
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s,
-          t(hoop_t[s]), bw(hoop_bw[s]), t(hoop_ip[s]),
-          t(tcp_t[s]), bw(tcp_bw[s]), ratio(hoop_t[s], tcp_t[s]),
-          t(shm_t[s]), bw(shm_bw[s]), ratio(hoop_t[s], shm_t[s]),
-          t(g_t[s]), (s in g_a ? g_a[s] : "-"), bw(g_bw[s]), ratio(hoop_ip[s], g_t[s])
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s,
+          t(ht[s]), bw(hbw[s]), t(tcp_t[s]), bw(tcp_bw[s]), ratio(ht[s], tcp_t[s]),
+          t(g_t[s]), (s in g_a ? g_a[s] : "-"), bw(g_bw[s]), ratio(hip[s], g_t[s]),
+          t(hs[s]), bw(hsbw[s]), t(shm_t[s]), bw(shm_bw[s]), ratio(hs[s], shm_t[s])
       }
-    }' "$dir/hoop.rows" "$dir/mpi_tcp.rows" "$dir/mpi_shm.rows" "$dir/gloo_best.rows" |
+    }' "$dir/hoop_tcp.rows" "$dir/hoop_shm.rows" "$dir/mpi_tcp.rows" "$dir/mpi_shm.rows" \
+    "$dir/gloo_best.rows" |
     while IFS= read -r line; do
       # First column: bytes -> human size.
       local bytes=${line#| }
@@ -321,14 +346,16 @@ for np in $ranks; do
   has_peer mpi_tcp && run_mpi mpi_tcp "$np" "${mpi_tcp_args[@]}"
   has_peer mpi_shm && run_mpi mpi_shm "$np" "${mpi_shm_args[@]}"
   has_peer gloo && run_gloo "$np"
-  has_peer hoop && run_hoop "$np"
+  if has_peer hoop || has_peer hoop_tcp; then run_hoop "$np" tcp; fi
+  if has_peer hoop || has_peer hoop_shm; then run_hoop "$np" shm; fi
   table "$np" | tee -a "$summary"
 done
 {
   echo
-  echo "ratios are hoop time / peer time (below 1: hoop is faster). hoop/MPI uses hoop's"
-  echo "out-of-place time (MPI_Allreduce is out-of-place here); hoop/Gloo uses hoop's in-place"
-  echo "time (Gloo reduces in place). Gloo best = lowest median over: $gloo_algos"
+  echo "ratios are hoop time / peer time (below 1: hoop is faster). hoop-tcp is hoop with"
+  echo "HOOP_TRANSPORT=tcp, hoop-shm with its default (shared memory within a host). hoop/MPI uses"
+  echo "hoop's out-of-place time (MPI_Allreduce is out-of-place here); hoop/Gloo uses hoop's"
+  echo "in-place time (Gloo reduces in place). Gloo best = lowest median over: $gloo_algos"
   echo "(ALGO/MODE: Gloo TCP pairs in sync or busy-poll mode; no suffix: the default async mode)."
   if [[ -s $out/notes.txt ]]; then
     echo
