@@ -6,6 +6,11 @@
 
 namespace hoop::perf {
 
+std::string transportInUse() {
+  const char* forced = std::getenv("HOOP_TRANSPORT");
+  return forced != nullptr && forced[0] != '\0' ? forced : "auto";
+}
+
 std::vector<std::string_view> schedulesOf(Collective coll) {
   switch (coll) {
     case Collective::kAllReduce: return {"ring", "direct"};

@@ -13,9 +13,9 @@
 
 namespace hoop::perf {
 
-// The only transport this hoop has. When another lands, the communicator should report the one it
-// picked and the records take it from there.
-inline constexpr std::string_view kTransportName = "tcp";
+// The transports the run uses, as HOOP_TRANSPORT steers them: its value when set, else "auto"
+// (shared memory to ranks on the same host, tcp to the others).
+std::string transportInUse();
 
 // The schedules hoop has for coll, in the order --algo all runs them: allreduce "ring", "direct";
 // allgather and reducescatter "ring"; broadcast and reduce "chain"; sendrecv "grouped".

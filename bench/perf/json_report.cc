@@ -95,7 +95,7 @@ std::string formatJsonReport(const RunDescription& run, const std::vector<TableS
   json.key("nranks").integer(nranks);
   writeRanks(json, run.ranks);
   json.key("memory").string("host");
-  json.key("transport").string(kTransportName);
+  json.key("transport").string(transportInUse());
   json.key("threads_per_rank").integer(1);
   json.key("iters").integer(o.iters);
   json.key("warmup_iters").integer(o.warmupIters);

@@ -73,7 +73,7 @@ SweepResult runSweep(const Bench& bench) {
         row.collective = collective;
         row.algorithm = scheduleForRow(collective, counts.bytes, bench.nranks,
                                        bench.forcedAlgorithm, bench.directMaxBytes);
-        row.transport = std::string(kTransportName);
+        row.transport = transportInUse();
         row.bytes = counts.bytes;
         row.count = counts.count;
         row.type = std::string(typeName(type));

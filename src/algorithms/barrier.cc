@@ -10,7 +10,7 @@ void runBarrier(Communicator& comm) {
   const int n = comm.size();
   const int self = comm.rank();
   const uint32_t seq = comm.nextCollectiveSeq();
-  comm.beginOperation(str("barrier #", seq));
+  comm.beginOperation(OpKind::kBarrier, seq);
   Primitives prims(comm, {OpKind::kBarrier, seq}, DataType::kInt8, RedOp::kSum, 0);
   for (int distance = 1; distance < n; distance *= 2) {
     int to = (self + distance) % n;

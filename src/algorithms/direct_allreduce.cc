@@ -19,27 +19,25 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
     finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
     return;
   }
-  std::vector<int> peers;
-  for (int r = 0; r < static_cast<int>(n); ++r) {
-    if (r != self) peers.push_back(r);
-  }
-  comm.connectAll(peers);
+  comm.connectEveryone();
 
   // inputs[r] holds rank r's contribution; our own is copied too, so the fold may overwrite
   // recv even when it is the send buffer.
   char* inputs = comm.scratch(n * bytes);
   std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
-  std::vector<uint64_t> tickets(n);
-  for (int r : peers) {
-    tickets[r] =
-        comm.connection(r).postRecv(inputs + static_cast<size_t>(r) * bytes, bytes, args.tag());
+  for (size_t r = 0; r < n; ++r) {
+    if (static_cast<int>(r) == self) continue;
+    comm.connection(static_cast<int>(r)).postRecv(inputs + r * bytes, bytes, args.tag());
   }
   Primitives prims(comm, args.tag(), args.type, args.op, 0);
-  for (int r : peers) prims.send(r, args.send, bytes);
-  for (int r : peers) {
-    Connection& c = comm.connection(r);
-    comm.waitUntil([&] { return c.recvsCompleted() > tickets[r]; },
-                   [&] { return str("data from ", comm.peer(r).describe()); });
+  for (size_t r = 0; r < n; ++r) {
+    if (static_cast<int>(r) != self) prims.send(static_cast<int>(r), args.send, bytes);
+  }
+  for (size_t r = 0; r < n; ++r) {
+    if (static_cast<int>(r) == self) continue;
+    Connection& c = comm.connection(static_cast<int>(r));
+    comm.waitUntil([&] { return c.recvsCompleted() == c.recvsPosted(); },
+                   [&] { return str("data from ", comm.peer(static_cast<int>(r)).describe()); });
   }
   // Every send must have left before the fold may overwrite an in-place buffer.
   prims.finish();

@@ -50,8 +50,7 @@ Schedule onlySchedule(OpKind kind) {
 void runCollective(Communicator& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
-  comm.beginOperation(str(opKindName(args.kind), " #", args.seq, " (", args.count, " x ",
-                          dataTypeName(args.type), ")"));
+  comm.beginOperation(args.kind, args.seq, args.count, args.type);
   Schedule schedule =
       args.kind == OpKind::kAllReduce ? allReduceSchedule(comm, args) : onlySchedule(args.kind);
   comm.noteSchedule(args.kind, schedule.name, args.bytes());

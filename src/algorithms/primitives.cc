@@ -37,7 +37,6 @@ void Primitives::send(int to, const void* data, size_t bytes) {
     awaitSend(c, c.sendsPosted() - c.maxInFlight(), to);
   }
   c.postSend(data, bytes, tag_);
-  if (std::find(sentTo_.begin(), sentTo_.end(), to) == sentTo_.end()) sentTo_.push_back(to);
 }
 
 void Primitives::recv(int from, void* data, size_t bytes) {
@@ -81,11 +80,8 @@ void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t 
 }
 
 void Primitives::finish() {
-  for (int to : sentTo_) {
-    Connection& c = comm_.connection(to);
-    if (c.sendsPosted() > 0) awaitSend(c, c.sendsPosted() - 1, to);
-  }
-  sentTo_.clear();
+  comm_.waitUntil([&] { return comm_.allSendsCompleted(); },
+                  [&] { return std::string("peers to take this rank's last data"); });
 }
 
 }  // namespace hoop

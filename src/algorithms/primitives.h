@@ -32,7 +32,7 @@ class Primitives {
   // Reduces into a scratch slot and sends it (for schedules whose output is too small to hold
   // intermediate results).
   void recvReduceSendScratch(int from, int to, const void* in, size_t count);
-  // Waits until every send has left this process.
+  // Waits until every send this rank has posted (on any connection) has left this process.
   void finish();
 
  private:
@@ -56,7 +56,6 @@ class Primitives {
     int to = -1;
   };
   std::vector<PendingSend> scratchSends_;  // the send that last used each scratch slot
-  std::vector<int> sentTo_;                // peers with sends to flush in finish()
 };
 
 // Splits `count` elements into `parts` nearly equal ranges (the first count % parts get one more).

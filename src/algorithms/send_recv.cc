@@ -15,7 +15,9 @@ void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
   for (const P2pOp& op : ops) {
     if (op.peer != self) peers.push_back(op.peer);
   }
-  comm.beginOperation(str("send/recv group of ", ops.size(), " operation(s)"));
+  // Point-to-point calls have per-peer numbers; the group as a whole is named by the first.
+  comm.beginOperation(OpKind::kSendRecv, 0, ops.empty() ? 0 : ops.front().count,
+                      ops.empty() ? DataType::kInt8 : ops.front().type);
   comm.connectAll(peers);
 
   // Sends to self are matched to receives from self in call order, as copies.

@@ -65,7 +65,7 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   comm->sendSeq_.assign(nranks, 0);
   comm->recvSeq_.assign(nranks, 0);
 
-  comm->beginOperation("initialisation");
+  comm->beginOperation(OpKind::kSetup, 0);
   comm->deadline_ = deadline;
   // The ring neighbours are needed by nearly every collective: connect them now, so a peer
   // that cannot be reached fails initialisation rather than the first collective.
@@ -196,6 +196,21 @@ void Communicator::connectAll(const std::vector<int>& peers) {
   for (int peer : shmPeers) setUpShm(peer);
 }
 
+void Communicator::connectEveryone() {
+  if (connectedToEveryone_) return;
+  std::vector<int> everyone;
+  for (int r = 0; r < size(); ++r) everyone.push_back(r);
+  connectAll(everyone);
+  connectedToEveryone_ = true;
+}
+
+bool Communicator::allSendsCompleted() const {
+  for (const Connection* c : active_) {
+    if (c->sendsCompleted() != c->sendsPosted()) return false;
+  }
+  return true;
+}
+
 void Communicator::setUpShm(int peer) {
   TcpSetupChannel channel(*this, *tcpConnections_[peer], peer);
   auto shm = connectShm(rank_, peer, peers_[peer].describe(), channel, config_.shm);
@@ -213,8 +228,17 @@ void Communicator::setUpShm(int peer) {
   shmConnections_[peer] = std::move(shm);
 }
 
-void Communicator::beginOperation(std::string description) {
-  operation_ = std::move(description);
+std::string Communicator::operation() const {
+  if (operation_.kind == OpKind::kSetup) return "initialisation";
+  std::string text = str(opKindName(operation_.kind), " #", operation_.seq);
+  if (operation_.count > 0) {
+    text += str(" (", operation_.count, " x ", dataTypeName(operation_.type), ")");
+  }
+  return text;
+}
+
+void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type) {
+  operation_ = {kind, seq, count, type};
   deadline_ = Clock::now() + config_.opTimeout;
 }
 
@@ -238,7 +262,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     progressAll(moved);
     if (done()) return;
     if (abortRequested()) {
-      fail(hoopInvalidUsage, "rank ", rank_, ": ", operation_, " was aborted (hoopCommAbort)");
+      fail(hoopInvalidUsage, "rank ", rank_, ": ", operation(), " was aborted (hoopCommAbort)");
     }
     if (moved) {
       spinUntil = Clock::now() + config_.spinBeforeSleep;
@@ -247,7 +271,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     }
     auto now = Clock::now();
     if (now >= deadline_) {
-      fail(hoopTimeout, "rank ", rank_, ": ", operation_, " timed out after ",
+      fail(hoopTimeout, "rank ", rank_, ": ", operation(), " timed out after ",
            std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
            " s waiting for ", waitingFor(),
            "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");

@@ -56,10 +56,17 @@ class Communicator {
   Connection& connection(int peer);
   // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
   void connectAll(const std::vector<int>& peers);
+  // Every other rank, once (later calls return at once).
+  void connectEveryone();
+  // True when every send posted on any connection has completed.
+  bool allSendsCompleted() const;
 
   // Starts the clock for one operation's HOOP_TIMEOUT; describes it for error messages.
-  void beginOperation(std::string description);
-  const std::string& operation() const { return operation_; }
+  // `kind` and `seq` name it; `count` and `type` add the size (count 0: not shown). Kept as
+  // values and turned into text only for an error: this runs on every call.
+  void beginOperation(OpKind kind, uint32_t seq, size_t count = 0, DataType type = DataType::kInt8);
+  // "allreduce #12 (1024 x float)", for messages.
+  std::string operation() const;
   // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
   // abort, timeout (naming `waitingFor()`), or a connection failure.
   void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
@@ -108,12 +115,18 @@ class Communicator {
   std::vector<std::unique_ptr<Connection>> shmConnections_;
   std::vector<Connection*> connections_;  // the one that carries data, by peer rank
   std::vector<Connection*> active_;       // every connection that exists, for progress
+  bool connectedToEveryone_ = false;
   // Shared-memory connections' futex words as seen before the last progress pass.
   std::vector<std::pair<const std::atomic<uint32_t>*, uint32_t>> wordSnapshot_;
   uint32_t collectiveSeq_ = 0;
   std::vector<uint32_t> sendSeq_;
   std::vector<uint32_t> recvSeq_;
-  std::string operation_;
+  struct Operation {
+    OpKind kind = OpKind::kSetup;
+    uint32_t seq = 0;
+    size_t count = 0;
+    DataType type = DataType::kInt8;
+  } operation_;
   Clock::time_point deadline_{};
   std::vector<char> scratch_;
   std::vector<std::pair<OpKind, const char*>> announcedSchedules_;

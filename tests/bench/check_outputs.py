@@ -26,6 +26,9 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+# What hoop-perf records as the transport: HOOP_TRANSPORT when the test sets it, else "auto".
+EXPECTED_TRANSPORT = os.environ.get("HOOP_TRANSPORT") or "auto"
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -127,7 +130,7 @@ def check_json(doc, args, fields):
     check(doc["hosts"] == list(dict.fromkeys(r["host"] for r in doc["ranks"])),
           "hosts is not the ranks' distinct hosts")
     check(doc["nhosts"] == len(doc["hosts"]), "nhosts does not count hosts")
-    check(doc["memory"] == "host" and doc["transport"] == "tcp", "memory or transport")
+    check(doc["memory"] == "host" and doc["transport"] == EXPECTED_TRANSPORT, "memory or transport")
     check(doc["datatypes"] == args.types, f"datatypes is {doc['datatypes']}")
     check(doc["ops"] == args.ops, f"ops is {doc['ops']}")
     check(isinstance(doc["iters"], int) and doc["iters"] >= 1, "iters")
@@ -159,7 +162,7 @@ def check_json(doc, args, fields):
             what = f"rows[{t * per_table + i}]"
             check_keys(row, fields["json-row"], what)
             check(row["collective"] == args.collective, f"{what}.collective")
-            check(row["transport"] == "tcp", f"{what}.transport")
+            check(row["transport"] == EXPECTED_TRANSPORT, f"{what}.transport")
             check(row["type"] in args.types, f"{what}.type")
             check(row["redop"] in args.ops, f"{what}.redop")
             if table["algorithm"] == "auto":
@@ -306,8 +309,9 @@ def damaged_copies(json_text, csv_text, svg_text):
     yield "JSON not JSON", json_text[:-3], csv_text, svg_text
     yield "CSV row dropped", json_text, "".join(csv_lines[:-1]), svg_text
     yield "CSV column renamed", json_text, csv_text.replace("oop_p99_us", "oop_p95_us", 1), svg_text
-    yield "CSV value changed", json_text, "".join(
-        csv_lines[:1] + [csv_lines[1].replace(",tcp,", ",shm,")] + csv_lines[2:]), svg_text
+    changed_row = csv_lines[1].replace(f",{EXPECTED_TRANSPORT},", ",bogus,")
+    yield "CSV value changed", json_text, "".join(csv_lines[:1] + [changed_row] + csv_lines[2:]), \
+        svg_text
     yield "SVG series removed", json_text, csv_text, svg_text[:series_start] + svg_text[series_end:]
     yield "SVG truncated", json_text, csv_text, svg_text[:len(svg_text) // 2]
     yield "SVG peak label changed", json_text, csv_text, (

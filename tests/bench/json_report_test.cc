@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -38,6 +39,7 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 TEST(JsonReport, DescribesTheRun) {
+  unsetenv("HOOP_TRANSPORT");  // the run-level transport then reads "auto"
   const std::string json = formatJsonReport(twoRankRun(), {}, {});
   for (const char* part : {
            "\n  \"format\": \"hoop-perf\",\n  \"format_version\": 1,\n",
@@ -46,7 +48,7 @@ TEST(JsonReport, DescribesTheRun) {
            "\n  \"hosts\": [\n    \"alpha\\\"1\",\n    \"beta\"\n  ],\n",
            "\n    {\n      \"rank\": 1,\n      \"host\": \"beta\",\n      \"pid\": 101,\n"
            "      \"hardware_threads\": 8\n    }\n",
-           "\n  \"memory\": \"host\",\n  \"transport\": \"tcp\",\n  \"threads_per_rank\": 1,\n",
+           "\n  \"memory\": \"host\",\n  \"transport\": \"auto\",\n  \"threads_per_rank\": 1,\n",
            "\n  \"iters\": 20,\n  \"warmup_iters\": 5,\n  \"check\": true,\n  \"blocking\": "
            "false,\n",
            "\n  \"min_bytes\": 8,\n  \"max_bytes\": 1024,\n  \"step_factor\": 4,\n",

@@ -215,9 +215,10 @@ bool ShmConnection::progressRecvs() {
 void ShmConnection::receiveViaCma(const ShmSlotHeader& header, RecvOp& op) {
   int error = cmaRead(peerProcess_.pid(), header.cmaAddress, op.data, op.bytes);
   if (error == ESRCH) {
-    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " (pid ", peerProcess_.pid(),
-         ") exited while rank ", selfRank_, " was reading ", opKindName(op.tag.kind), " #",
-         op.tag.seq, " from it; it crashed or was killed (see its log)");
+    // peer_ already names the pid ("rank 3 (host b, pid 912)").
+    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " exited while rank ", selfRank_,
+         " was reading ", opKindName(op.tag.kind), " #", op.tag.seq,
+         " from it; it crashed or was killed (see its log)");
   }
   if (error != 0) {
     fail(hoopRemoteError, "rank ", selfRank_, ": reading ", opKindName(op.tag.kind), " #",
@@ -354,9 +355,8 @@ void ShmConnection::checkPeerWhileIdle() {
     return;
   }
   if (exited) {
-    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " (pid ", peerProcess_.pid(),
-         ") exited while rank ", selfRank_, " was ", pendingWork(),
-         "; it crashed or was killed (see its log)");
+    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_, " exited while rank ", selfRank_,
+         " was ", pendingWork(), "; it crashed or was killed (see its log)");
   }
   fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_,
        " closed its shared-memory connection while rank ", selfRank_, " was ", pendingWork(),
