@@ -1,5 +1,7 @@
 #include "run_header.h"
 
+#include "algorithm.h"
+
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +42,10 @@ std::string formatRunHeader(const RunDescription& run) {
                 static_cast<int>(o.average));
   text += line;
   text += "# Algorithm: " + run.algorithm + "\n";
+  const std::string transport = transportInUse();
+  text += "# Transport: " + transport +
+          (transport == "auto" ? " (shm to ranks on the same host, tcp to the others)" : "") +
+          "\n";
   text += "#\n# Using ranks\n";
   for (size_t rank = 0; rank < run.ranks.size(); ++rank) {
     const RankInfo& info = run.ranks[rank];

@@ -255,7 +255,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     wordSnapshot_.clear();
     for (Connection* c : active_) {
       if (const auto* word = c->waitWord(); word != nullptr && !c->idle()) {
-        wordSnapshot_.emplace_back(word, word->load(std::memory_order_acquire));
+        wordSnapshot_.push_back({word, word->load(std::memory_order_acquire)});
       }
     }
     bool moved = false;
@@ -298,15 +298,19 @@ void Communicator::sleepUntilActivity(int timeoutMs) {
   pollFds_.push_back({wakeup_.get(), POLLIN, 0});
   // For shm connections this announces the sleeper, so the peer's next publish wakes it.
   for (Connection* c : active_) c->addWaitFds(pollFds_);
-  if (wordSnapshot_.size() == 1 && pollFds_.size() == 1) {
-    // Only shared memory to wait for: sleep on its word. The abort cannot wake a futex, so
+  if (!wordSnapshot_.empty() && pollFds_.size() == 1) {
+    // Only shared memory to wait for: sleep on its words. The abort cannot wake a futex, so
     // sleep in slices short enough for hoopCommAbort's 100 ms promise.
-    auto [word, seen] = wordSnapshot_.front();
-    futexWaitShared(*word, seen, std::chrono::milliseconds(std::min(timeoutMs, 20)));
-    return;
+    const auto slice = std::chrono::milliseconds(std::min(timeoutMs, 20));
+    if (wordSnapshot_.size() == 1) {
+      futexWaitShared(*wordSnapshot_.front().word, wordSnapshot_.front().expected, slice);
+      return;
+    }
+    if (futexWaitAnyShared(wordSnapshot_, slice) || errno != ENOSYS) return;
+    // A kernel without futex_waitv: fall through to short polls.
   }
-  // Sockets (and maybe several shm words): poll the sockets, and while shm work is pending
-  // wake every millisecond to look at it.
+  // Sockets and shm words together (or no futex_waitv): poll the sockets, and while shm work
+  // is pending wake every millisecond to look at it.
   if (!wordSnapshot_.empty()) timeoutMs = 1;
   if (::poll(pollFds_.data(), pollFds_.size(), timeoutMs) < 0 && errno != EINTR) {
     fail(hoopSystemError, "rank ", rank_, ": poll: ", errnoText(errno));

@@ -17,6 +17,7 @@
 #include "core/types.h"
 #include "topology/transport_choice.h"
 #include "transport/connection.h"
+#include "transport/shm/futex.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace hoop {
@@ -117,7 +118,7 @@ class Communicator {
   std::vector<Connection*> active_;       // every connection that exists, for progress
   bool connectedToEveryone_ = false;
   // Shared-memory connections' futex words as seen before the last progress pass.
-  std::vector<std::pair<const std::atomic<uint32_t>*, uint32_t>> wordSnapshot_;
+  std::vector<FutexWatch> wordSnapshot_;
   uint32_t collectiveSeq_ = 0;
   std::vector<uint32_t> sendSeq_;
   std::vector<uint32_t> recvSeq_;

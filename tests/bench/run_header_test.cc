@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace hoop::perf {
@@ -21,12 +22,14 @@ TEST(RunHeader, DescribesTheRun) {
     info.hardwareThreads = 16;
     run.ranks.push_back(info);
   }
+  unsetenv("HOOP_TRANSPORT");
   EXPECT_EQ(formatRunHeader(run),
             "# hoop-perf reducescatter: hoop 1.2.3, 2 ranks\n"
             "# nThread 1 nRanks 2 minBytes 8 maxBytes 1048576 step: 4(factor) warmup iters: 5 "
             "iters: 20 validation: 1 blocking: 0\n"
             "# Memory: host, time: mean over ranks (-a 1)\n"
             "# Algorithm: ring\n"
+            "# Transport: auto (shm to ranks on the same host, tcp to the others)\n"
             "#\n"
             "# Using ranks\n"
             "#  Rank  0 Pid   4242 on      alpha hw threads  16\n"

@@ -36,6 +36,31 @@ bool futexWaitShared(const std::atomic<uint32_t>& word, uint32_t expected,
   }
 }
 
+bool futexWaitAnyShared(const std::vector<FutexWatch>& watches, std::chrono::nanoseconds timeout) {
+  if (watches.empty() || watches.size() > FUTEX_WAITV_MAX || timeout.count() <= 0) return false;
+  futex_waitv waiters[FUTEX_WAITV_MAX] = {};
+  for (size_t i = 0; i < watches.size(); ++i) {
+    waiters[i].val = watches[i].expected;
+    waiters[i].uaddr = reinterpret_cast<uintptr_t>(watches[i].word);
+    waiters[i].flags = FUTEX_32;  // shared between processes: no private flag
+  }
+  // futex_waitv takes an absolute deadline on the clock named in its last argument.
+  timespec deadline{};
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  long long nanoseconds = deadline.tv_nsec + timeout.count();
+  deadline.tv_sec += static_cast<time_t>(nanoseconds / 1'000'000'000);
+  deadline.tv_nsec = static_cast<long>(nanoseconds % 1'000'000'000);
+  long woken = syscall(SYS_futex_waitv, waiters, watches.size(), 0, &deadline, CLOCK_MONOTONIC);
+  if (woken >= 0) return true;
+  switch (errno) {
+    case ETIMEDOUT:
+    case ENOSYS: return false;
+    case EAGAIN:  // a word changed before we slept
+    case EINTR: return true;
+    default: fail(hoopSystemError, "futex_waitv: ", errnoText(errno));
+  }
+}
+
 void futexWakeShared(const std::atomic<uint32_t>& word) noexcept {
   // FUTEX_WAKE fails only for an unmapped or misaligned address, which the segment rules out.
   futex(word, FUTEX_WAKE, INT_MAX, nullptr);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace hoop {
 
@@ -13,6 +14,17 @@ namespace hoop {
 // when woken, when the word already differed, or on a signal (callers re-check their condition).
 bool futexWaitShared(const std::atomic<uint32_t>& word, uint32_t expected,
                      std::chrono::nanoseconds timeout);
+
+// One word to wait on and the value it held when last looked at.
+struct FutexWatch {
+  const std::atomic<uint32_t>* word;
+  uint32_t expected;
+};
+
+// Sleeps until any word differs from its expected value (or is woken), at most `timeout`, in one
+// futex_waitv(2) call (Linux 5.16+). Returns false when the kernel lacks it (ENOSYS) or on
+// timeout, true otherwise; callers re-check their condition either way.
+bool futexWaitAnyShared(const std::vector<FutexWatch>& watches, std::chrono::nanoseconds timeout);
 
 // Wakes every process sleeping on `word`. Cannot fail on a mapped word, so it is safe in
 // destructors.
