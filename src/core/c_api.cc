@@ -101,6 +101,14 @@ void checkBuffer(const void* buffer, size_t count, size_t elementSize, size_t mu
   if (buffer == nullptr && count > 0) fail(hoopInvalidArgument, call, ": ", name, " is NULL");
 }
 
+// A root or peer argument must name a rank of the communicator.
+void checkRank(hoopComm* comm, int rank, const char* what, const char* call) {
+  if (rank < 0 || rank >= comm->impl->size()) {
+    fail(hoopInvalidArgument, call, ": ", what, " ", rank, " is not a rank of this communicator (",
+         comm->impl->size(), " ranks)");
+  }
+}
+
 void checkStream(hoopStream_t stream, const char* call) {
   if (stream != nullptr) {
     fail(hoopInvalidUsage, call,
@@ -269,36 +277,36 @@ HOOP_API hoopResult_t hoopCommAbort(hoopComm_t comm) {
   return release(comm, "hoopCommAbort", true);
 }
 
-HOOP_API hoopResult_t hoopCommCount(const hoopComm_t comm, int* count) {
+namespace {
+
+// The integer queries: check the handle and the out-pointer, then read one value.
+template <typename Read>
+hoopResult_t query(hoopComm_t comm, int* out, const char* call, Read read) {
   return guarded(nullptr, [&] {
-    checkedComm(comm, "hoopCommCount");
-    if (count == nullptr) fail(hoopInvalidArgument, "hoopCommCount: count is NULL");
-    *count = comm->impl->size();
+    checkedComm(comm, call);
+    if (out == nullptr) fail(hoopInvalidArgument, call, ": the output pointer is NULL");
+    *out = read(*comm->impl);
   });
+}
+
+}  // namespace
+
+HOOP_API hoopResult_t hoopCommCount(const hoopComm_t comm, int* count) {
+  return query(comm, count, "hoopCommCount", [](const Communicator& c) { return c.size(); });
 }
 
 HOOP_API hoopResult_t hoopCommUserRank(const hoopComm_t comm, int* rank) {
-  return guarded(nullptr, [&] {
-    checkedComm(comm, "hoopCommUserRank");
-    if (rank == nullptr) fail(hoopInvalidArgument, "hoopCommUserRank: rank is NULL");
-    *rank = comm->impl->rank();
-  });
+  return query(comm, rank, "hoopCommUserRank", [](const Communicator& c) { return c.rank(); });
 }
 
 HOOP_API hoopResult_t hoopCommLocalRank(const hoopComm_t comm, int* localRank) {
-  return guarded(nullptr, [&] {
-    checkedComm(comm, "hoopCommLocalRank");
-    if (localRank == nullptr) fail(hoopInvalidArgument, "hoopCommLocalRank: localRank is NULL");
-    *localRank = comm->impl->localRank();
-  });
+  return query(comm, localRank, "hoopCommLocalRank",
+               [](const Communicator& c) { return c.localRank(); });
 }
 
 HOOP_API hoopResult_t hoopCommLocalCount(const hoopComm_t comm, int* localCount) {
-  return guarded(nullptr, [&] {
-    checkedComm(comm, "hoopCommLocalCount");
-    if (localCount == nullptr) fail(hoopInvalidArgument, "hoopCommLocalCount: localCount is NULL");
-    *localCount = comm->impl->localSize();
-  });
+  return query(comm, localCount, "hoopCommLocalCount",
+               [](const Communicator& c) { return c.localSize(); });
 }
 
 HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError) {
@@ -361,10 +369,7 @@ HOOP_API hoopResult_t hoopBroadcast(const void* sendbuff, void* recvbuff, size_t
     checkedComm(comm, call);
     checkType(datatype, call);
     checkStream(stream, call);
-    if (root < 0 || root >= comm->impl->size()) {
-      fail(hoopInvalidArgument, call, ": root ", root, " is not a rank of this communicator (",
-           comm->impl->size(), " ranks)");
-    }
+    checkRank(comm, root, "root", call);
     size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
     if (comm->impl->rank() == root) checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
     checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
@@ -384,10 +389,7 @@ HOOP_API hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t co
     checkType(datatype, call);
     checkOp(op, call);
     checkStream(stream, call);
-    if (root < 0 || root >= comm->impl->size()) {
-      fail(hoopInvalidArgument, call, ": root ", root, " is not a rank of this communicator (",
-           comm->impl->size(), " ranks)");
-    }
+    checkRank(comm, root, "root", call);
     size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
     checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
     if (comm->impl->rank() == root) checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
@@ -445,10 +447,7 @@ hoopResult_t submitP2p(bool isSend, const void* buffer, size_t count, hoopDataTy
     checkedComm(comm, call);
     checkType(datatype, call);
     checkStream(stream, call);
-    if (peer < 0 || peer >= comm->impl->size()) {
-      fail(hoopInvalidArgument, call, ": peer ", peer, " is not a rank of this communicator (",
-           comm->impl->size(), " ranks)");
-    }
+    checkRank(comm, peer, "peer", call);
     checkBuffer(buffer, count, dataTypeSize(static_cast<DataType>(datatype)), 1, "buffer", call);
     op = {isSend, peer, const_cast<void*>(buffer), count, static_cast<DataType>(datatype)};
   });
