@@ -19,6 +19,7 @@ std::vector<std::string_view> schedulesOf(Collective coll) {
     case Collective::kBroadcast:
     case Collective::kReduce: return {"chain"};
     case Collective::kSendRecv: return {"grouped"};
+    case Collective::kAllToAll: return {"pairwise"};
   }
   return {};
 }

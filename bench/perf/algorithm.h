@@ -18,7 +18,8 @@ namespace hoop::perf {
 std::string transportInUse();
 
 // The schedules hoop has for coll, in the order --algo all runs them: allreduce "ring", "direct";
-// allgather and reducescatter "ring"; broadcast and reduce "chain"; sendrecv "grouped".
+// allgather and reducescatter "ring"; broadcast and reduce "chain"; sendrecv "grouped";
+// alltoall "pairwise".
 std::vector<std::string_view> schedulesOf(Collective coll);
 
 // "" when --algo NAME (or "all") is valid for coll, else one line saying what is.

@@ -39,7 +39,7 @@ struct CallSpec {
   hoopDataType_t type = hoopFloat;
   hoopRedOp_t op = hoopSum;  // used by the reducing collectives only
   int root = 0;              // used by broadcast and reduce only
-  size_t count = 0;  // the hoop call's count argument (per rank for allgather/reducescatter)
+  size_t count = 0;          // the hoop call's count argument (per rank or peer for the block ones)
   int rank = 0;
   int nranks = 1;
   bool inPlace = false;
@@ -52,7 +52,7 @@ struct CallBuffers {
 
 // Out-of-place: send and recv. In-place, everything lives in recv: allgather sends from its own
 // block, recv + rank * count; reducescatter reduces the whole recv and leaves its block at
-// recv + rank * count; the others pass recv as both.
+// recv + rank * count; the others (alltoall too: its blocks trade places) pass recv as both.
 CallBuffers callBuffers(const CallSpec& call, const BufferPair& buffers);
 
 }  // namespace hoop::perf

@@ -10,6 +10,7 @@ std::string_view collectiveName(Collective coll) {
     case Collective::kReduce: return "reduce";
     case Collective::kReduceScatter: return "reducescatter";
     case Collective::kSendRecv: return "sendrecv";
+    case Collective::kAllToAll: return "alltoall";
   }
   return "?";
 }
@@ -32,7 +33,8 @@ bool collectiveHasRoot(Collective coll) {
 
 RowCounts rowCounts(Collective coll, size_t sizeBytes, size_t typeSize, int nranks) {
   const size_t elements = sizeBytes / typeSize;
-  if (coll == Collective::kAllGather || coll == Collective::kReduceScatter) {
+  if (coll == Collective::kAllGather || coll == Collective::kReduceScatter ||
+      coll == Collective::kAllToAll) {
     const size_t perRank = elements / static_cast<size_t>(nranks);
     return {perRank, perRank * static_cast<size_t>(nranks) * typeSize};
   }
@@ -44,7 +46,9 @@ double busBwFactor(Collective coll, int nranks) {
   switch (coll) {
     case Collective::kAllReduce: return 2.0 * (n - 1) / n;
     case Collective::kAllGather:
-    case Collective::kReduceScatter: return (n - 1) / n;
+    case Collective::kReduceScatter:
+    // alltoall: each rank keeps its own block and sends the other n-1 over its link.
+    case Collective::kAllToAll: return (n - 1) / n;
     case Collective::kBroadcast:
     case Collective::kReduce:
     case Collective::kSendRecv: return 1.0;

@@ -9,11 +9,19 @@
 
 namespace hoop::perf {
 
-enum class Collective { kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kSendRecv };
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kReduceScatter,
+  kSendRecv,
+  kAllToAll
+};
 
-inline constexpr Collective kAllCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
-                                                 Collective::kBroadcast,     Collective::kReduce,
-                                                 Collective::kReduceScatter, Collective::kSendRecv};
+inline constexpr Collective kAllCollectives[] = {
+    Collective::kAllReduce,     Collective::kAllGather, Collective::kBroadcast, Collective::kReduce,
+    Collective::kReduceScatter, Collective::kSendRecv,  Collective::kAllToAll};
 
 std::string_view collectiveName(Collective coll);
 std::optional<Collective> parseCollectiveName(std::string_view name);
@@ -24,9 +32,9 @@ bool collectiveReduces(Collective coll);
 bool collectiveHasRoot(Collective coll);
 
 // What one row of the sweep moves, derived from its size in bytes. count is the count argument of
-// the hoop call (per rank for allgather and reducescatter, whose buffers hold nranks blocks);
-// bytes is the size the table shows and algbw divides by: the whole buffer, nranks * count
-// elements for allgather and reducescatter (nccl-tests' convention).
+// the hoop call (per rank for allgather and reducescatter, per peer for alltoall: their buffers
+// hold nranks blocks); bytes is the size the table shows and algbw divides by: the whole buffer,
+// nranks * count elements for those three (nccl-tests' convention).
 struct RowCounts {
   size_t count = 0;
   size_t bytes = 0;

@@ -81,6 +81,11 @@ int64_t inputValue(const DataPattern& pattern, int rank, size_t index) {
   }
 }
 
+int64_t allToAllValue(const DataPattern& pattern, int source, int dest, size_t count,
+                      size_t index) {
+  return inputValue(pattern, source, static_cast<size_t>(dest) * count + index);
+}
+
 int64_t reducedValue(const DataPattern& pattern, size_t index) {
   const int n = pattern.nranks;
   switch (*pattern.op) {

@@ -31,6 +31,12 @@ struct DataPattern {
 //   max, min and data movement: in [0, 127]
 int64_t inputValue(const DataPattern& pattern, int rank, size_t index);
 
+// alltoall: the element `index` of the block `source` sends to `dest`, each block `count` long.
+// It is source's input at dest * count + index: the hash behind inputValue mixes the source rank
+// with that position, so a block from the wrong rank, for the wrong rank or at the wrong offset
+// reads differently, and the value stays a small integer in [0, 127], exact in every type.
+int64_t allToAllValue(const DataPattern& pattern, int source, int dest, size_t count, size_t index);
+
 // The exact result of reducing every rank's input at `index` with pattern.op (which is set).
 int64_t reducedValue(const DataPattern& pattern, size_t index);
 

@@ -171,10 +171,6 @@ ParseResult parseOptions(int argc, const char* const* argv) {
     result.action = ParseResult::Action::kHelp;
     return result;
   }
-  if (first == "alltoall") {
-    return fail("alltoall is not supported yet (a later version adds it); choose one of " +
-                collectiveList());
-  }
   if (first.starts_with("-")) {
     return fail("the collective comes first: hoop-perf <collective> [options]; one of " +
                 collectiveList());
@@ -237,8 +233,9 @@ Start one process per rank with a launcher, e.g.
   hooprun -np 4 hoop-perf allreduce -b 8 -e 128M -f 2
 (mpirun, srun and torchrun work too: ranks come from hoopCommInitFromEnv).
 
-Collectives: allreduce, allgather, broadcast, reduce, reducescatter, sendrecv
+Collectives: allreduce, allgather, broadcast, reduce, reducescatter, sendrecv, alltoall
   sendrecv: each rank sends to rank+1 and receives from rank-1, in one group.
+  alltoall: each rank sends block j of its buffer to rank j (nranks blocks of size/nranks).
 
 Options:
   -b, --minbytes <size>     first size; K, M, G suffixes are powers of 1024 (default 32M)
@@ -257,15 +254,16 @@ Options:
       --memory <host>       where buffers live; only host in this build
       --algo <name|all>     force hoop's schedule: allreduce ring or direct; all: one table
                             each (allgather, reducescatter: ring; broadcast, reduce: chain;
-                            sendrecv: grouped). Default: hoop's choice (HOOP_ALGO, size rule)
+                            sendrecv: grouped; alltoall: pairwise). Default: hoop's choice (HOOP_ALGO, size rule)
       --json <file>         write the run and every row as JSON (rank 0; see README.md)
       --csv <file>          write every row as CSV, one header line
       --plot <file.svg>     write bus bandwidth against size as an SVG chart
   -h, --help                this text
 
-Sizes are bytes of the whole buffer (for allgather and reducescatter: all ranks' blocks).
+Sizes are bytes of the whole buffer (allgather, reducescatter, alltoall: all ranks' blocks).
 time is microseconds per iteration over the batch of -n iterations; algbw = size / time;
-busbw = algbw * 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter), 1 (others).
+busbw = algbw * 2(n-1)/n (allreduce), (n-1)/n (allgather, reducescatter,
+alltoall), 1 (others).
 Files are written whole at the end (FILE.tmp, then renamed), with per-iteration latency
 statistics (median, p99, min, max) that the table does not show.
 Exit status: 0 success, 1 a hoop call failed, 2 bad command line, 3 wrong results,

@@ -1,10 +1,10 @@
 #include "run_header.h"
 
-#include "algorithm.h"
-
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+
+#include "algorithm.h"
 
 namespace hoop::perf {
 namespace {
@@ -44,8 +44,7 @@ std::string formatRunHeader(const RunDescription& run) {
   text += "# Algorithm: " + run.algorithm + "\n";
   const std::string transport = transportInUse();
   text += "# Transport: " + transport +
-          (transport == "auto" ? " (shm to ranks on the same host, tcp to the others)" : "") +
-          "\n";
+          (transport == "auto" ? " (shm to ranks on the same host, tcp to the others)" : "") + "\n";
   text += "#\n# Using ranks\n";
   for (size_t rank = 0; rank < run.ranks.size(); ++rank) {
     const RankInfo& info = run.ranks[rank];
@@ -71,6 +70,7 @@ std::string algorithmInUse(Collective collective) {
     case Collective::kBroadcast:
     case Collective::kReduce: return "pipelined chain";
     case Collective::kSendRecv: return "grouped send/recv";
+    case Collective::kAllToAll: return "pairwise exchange";
   }
   return "unknown";
 }

@@ -30,6 +30,10 @@ void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers) {
       checkHoop(hoopReduceScatter(at.send, at.recv, call.count, call.type, call.op, comm, nullptr),
                 "hoopReduceScatter", comm);
       return;
+    case Collective::kAllToAll:
+      checkHoop(hoopAllToAll(at.send, at.recv, call.count, call.type, comm, nullptr),
+                "hoopAllToAll", comm);
+      return;
     case Collective::kSendRecv: {
       // A ring shift: both calls in one group, so the blocking send and receive progress together.
       const int to = (call.rank + 1) % call.nranks;

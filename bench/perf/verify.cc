@@ -44,6 +44,11 @@ void prepareCheck(const CallSpec& call, const DataPattern& pattern, const Buffer
       poisonBytes(at.recv, bytes);
       fillInputs(call.type, input, call.count * nranks, pattern, call.rank, 0);
       break;
+    case Collective::kAllToAll:
+      // Block j of the input is what goes to rank j: allToAllValue(rank, j, ...).
+      poisonBytes(at.recv, bytes * nranks);
+      fillInputs(call.type, input, call.count * nranks, pattern, call.rank, 0);
+      break;
   }
 }
 
@@ -69,6 +74,16 @@ size_t countWrong(const CallSpec& call, const DataPattern& pattern, const Buffer
       for (int r = 0; r < call.nranks; ++r) {
         const void* block = elementAt(at.recv, static_cast<size_t>(r) * count, call.type);
         wrong += countWrongInputs(call.type, block, count, pattern, r, 0);
+      }
+      return wrong;
+    }
+    case Collective::kAllToAll: {
+      // Block r came from rank r: its input block number call.rank, i.e. allToAllValue(r, rank).
+      size_t wrong = 0;
+      for (int r = 0; r < call.nranks; ++r) {
+        const void* block = elementAt(at.recv, static_cast<size_t>(r) * count, call.type);
+        wrong += countWrongInputs(call.type, block, count, pattern, r,
+                                  static_cast<size_t>(call.rank) * count);
       }
       return wrong;
     }

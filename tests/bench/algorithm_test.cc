@@ -42,6 +42,8 @@ TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kBroadcast), std::vector<std::string_view>{"chain"});
   EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"chain"});
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
+  EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});
+  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllToAll));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
   EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllGather));
 }
@@ -56,6 +58,9 @@ TEST(Algorithm, AlgoOptionChecks) {
             "--algo: unknown allreduce schedule 'tree'; use ring, direct, or all");
   EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "direct"),
             "--algo: allgather has one schedule, ring, not 'direct'; use ring or all");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "ring"),
+            "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise or all");
   EXPECT_EQ(checkAlgoOption(Collective::kBroadcast, "ring"),
             "--algo: broadcast has one schedule, chain, not 'ring'; use chain or all");
 }
@@ -65,6 +70,7 @@ TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"), (Tables{"ring", "direct"}));
   EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"chain"});
+  EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
 }
 
 TEST(Algorithm, RowScheduleFollowsHoopsSizeRule) {

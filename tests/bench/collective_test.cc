@@ -9,7 +9,8 @@ TEST(Collective, NamesRoundTrip) {
   for (Collective coll : kAllCollectives) {
     EXPECT_EQ(parseCollectiveName(collectiveName(coll)), coll);
   }
-  EXPECT_FALSE(parseCollectiveName("alltoall").has_value());
+  EXPECT_EQ(parseCollectiveName("alltoall"), Collective::kAllToAll);
+  EXPECT_FALSE(parseCollectiveName("alltoallv").has_value());
   EXPECT_FALSE(parseCollectiveName("AllReduce").has_value());
 }
 
@@ -20,6 +21,8 @@ TEST(Collective, OpAndRoot) {
   EXPECT_FALSE(collectiveReduces(Collective::kAllGather));
   EXPECT_FALSE(collectiveReduces(Collective::kBroadcast));
   EXPECT_FALSE(collectiveReduces(Collective::kSendRecv));
+  EXPECT_FALSE(collectiveReduces(Collective::kAllToAll));
+  EXPECT_FALSE(collectiveHasRoot(Collective::kAllToAll));
   EXPECT_TRUE(collectiveHasRoot(Collective::kBroadcast));
   EXPECT_TRUE(collectiveHasRoot(Collective::kReduce));
   EXPECT_FALSE(collectiveHasRoot(Collective::kAllReduce));
@@ -35,7 +38,8 @@ TEST(BusBwFactor, AllReduceIsTwoNMinusOneOverN) {
 }
 
 TEST(BusBwFactor, GatherAndScatterAreNMinusOneOverN) {
-  for (Collective coll : {Collective::kAllGather, Collective::kReduceScatter}) {
+  for (Collective coll :
+       {Collective::kAllGather, Collective::kReduceScatter, Collective::kAllToAll}) {
     EXPECT_DOUBLE_EQ(busBwFactor(coll, 1), 0.0);
     EXPECT_DOUBLE_EQ(busBwFactor(coll, 2), 0.5);
     EXPECT_DOUBLE_EQ(busBwFactor(coll, 4), 0.75);
@@ -76,6 +80,23 @@ TEST(RowCounts, GatherAndScatterCountPerRankAndShowTheWholeBuffer) {
     EXPECT_EQ(tiny.count, 0u);
     EXPECT_EQ(tiny.bytes, 0u);
   }
+}
+
+// nccl-tests' alltoall: the size is the whole send buffer, the count is per peer.
+TEST(RowCounts, AllToAllCountsPerPeerAndShowsTheWholeBuffer) {
+  const RowCounts row = rowCounts(Collective::kAllToAll, 1024, 4, 4);
+  EXPECT_EQ(row.count, 64u);
+  EXPECT_EQ(row.bytes, 1024u);
+  // 3 ranks of halves: 512 elements make 170 per peer, 1020 bytes in all.
+  const RowCounts three = rowCounts(Collective::kAllToAll, 1024, 2, 3);
+  EXPECT_EQ(three.count, 170u);
+  EXPECT_EQ(three.bytes, 1020u);
+  const RowCounts tiny = rowCounts(Collective::kAllToAll, 8, 8, 2);
+  EXPECT_EQ(tiny.count, 0u);
+  EXPECT_EQ(tiny.bytes, 0u);
+  const RowCounts one = rowCounts(Collective::kAllToAll, 64, 1, 1);
+  EXPECT_EQ(one.count, 64u);
+  EXPECT_EQ(one.bytes, 64u);
 }
 
 TEST(RowCounts, LargeSizesDoNotOverflow) {

@@ -190,6 +190,46 @@ TEST(CheckData, FillThenCountWrong) {
   }
 }
 
+// alltoall: the value says who sent it, to whom and where, and stays exact in every type.
+TEST(CheckData, AllToAllValuesEncodeSourceDestAndIndex) {
+  const DataPattern pattern{std::nullopt, 4, 5};
+  const size_t count = 100;
+  size_t sourceDiffers = 0, destDiffers = 0, indexDiffers = 0;
+  for (size_t i = 0; i < count; ++i) {
+    for (int source = 0; source < 4; ++source) {
+      for (int dest = 0; dest < 4; ++dest) {
+        const int64_t value = allToAllValue(pattern, source, dest, count, i);
+        ASSERT_GE(value, 0);
+        ASSERT_LE(value, 127);
+        // It is the source's input at the dest block, which is what fillInputs writes there.
+        EXPECT_EQ(value, inputValue(pattern, source, static_cast<size_t>(dest) * count + i));
+      }
+    }
+    sourceDiffers +=
+        allToAllValue(pattern, 0, 1, count, i) != allToAllValue(pattern, 2, 1, count, i);
+    destDiffers += allToAllValue(pattern, 0, 1, count, i) != allToAllValue(pattern, 0, 3, count, i);
+    indexDiffers +=
+        allToAllValue(pattern, 0, 1, count, i) != allToAllValue(pattern, 0, 1, count, i + 1);
+  }
+  EXPECT_GT(sourceDiffers, 90u);
+  EXPECT_GT(destDiffers, 90u);
+  EXPECT_GT(indexDiffers, 90u);
+  for (hoopDataType_t type : kAllTypes) {
+    std::vector<unsigned char> buffer(4 * count * typeSize(type));
+    fillInputs(type, buffer.data(), 4 * count, pattern, 2, 0);
+    const int wrong = visitType(type, [&](auto zero) {
+      const auto* data = reinterpret_cast<const decltype(zero)*>(buffer.data());
+      int bad = 0;
+      for (size_t j = 0; j < 4 * count; ++j) {
+        bad += toDouble(data[j]) != static_cast<double>(allToAllValue(
+                                        pattern, 2, static_cast<int>(j / count), count, j % count));
+      }
+      return bad;
+    });
+    EXPECT_EQ(wrong, 0) << typeName(type);
+  }
+}
+
 TEST(CheckData, PoisonNeverEqualsAnExpectedValue) {
   for (hoopDataType_t type : kAllTypes) {
     std::vector<unsigned char> buffer(typeSize(type));

@@ -53,6 +53,7 @@ TEST(Options, EveryCollective) {
   EXPECT_EQ(parseOk({"reduce"}).collective, Collective::kReduce);
   EXPECT_EQ(parseOk({"reducescatter"}).collective, Collective::kReduceScatter);
   EXPECT_EQ(parseOk({"sendrecv"}).collective, Collective::kSendRecv);
+  EXPECT_EQ(parseOk({"alltoall"}).collective, Collective::kAllToAll);
 }
 
 TEST(Options, ShortFlags) {
@@ -129,7 +130,7 @@ TEST(Options, Help) {
 
 TEST(Options, CollectiveErrors) {
   EXPECT_NE(parseError({}).find("no collective"), std::string::npos);
-  EXPECT_NE(parseError({"alltoall"}).find("alltoall is not supported yet"), std::string::npos);
+  EXPECT_NE(parseError({"alltoallv"}).find("unknown collective 'alltoallv'"), std::string::npos);
   EXPECT_NE(parseError({"allgatherv"}).find("unknown collective 'allgatherv'"), std::string::npos);
   EXPECT_NE(parseError({"-b", "8", "allreduce"}).find("the collective comes first"),
             std::string::npos);

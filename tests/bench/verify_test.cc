@@ -88,6 +88,22 @@ void simulate(const std::vector<CallSpec>& calls, const std::vector<BufferPair>&
       }
       return;
     }
+    case Collective::kAllToAll: {
+      // data[q][j]: rank q's send buffer, read whole before any (in-place) write.
+      std::vector<std::vector<double>> data(n, std::vector<double>(count * n));
+      for (size_t q = 0; q < n; ++q) {
+        for (size_t j = 0; j < count * n; ++j) data[q][j] = load(call.type, at[q].send, j);
+      }
+      // Rank r's block q is block r of rank q's send buffer.
+      for (size_t r = 0; r < n; ++r) {
+        for (size_t q = 0; q < n; ++q) {
+          for (size_t i = 0; i < count; ++i) {
+            store(call.type, at[r].recv, q * count + i, data[q][r * count + i]);
+          }
+        }
+      }
+      return;
+    }
     case Collective::kSendRecv: {
       std::vector<std::vector<double>> data(n, std::vector<double>(count));
       for (size_t q = 0; q < n; ++q) {
@@ -203,6 +219,53 @@ TEST(Verify, CorruptionFlipsExactlyOneElementOfRank0sResult) {
   }
 }
 
+// An alltoall that moves the right blocks to the wrong places must not pass: each rank keeping its
+// own send buffer (no exchange), and each rank receiving the blocks in the wrong order.
+TEST(Verify, MisroutedAllToAllIsCaught) {
+  for (bool inPlace : {false, true}) {
+    for (int nranks : {2, 3, 4}) {
+      for (hoopDataType_t type : {hoopInt8, hoopHalf, hoopBfloat16, hoopDouble}) {
+        const Case c{Collective::kAllToAll, type, hoopSum, 0, nranks, 17, inPlace};
+        const size_t blockBytes = c.count * typeSize(type);
+        const size_t n = static_cast<size_t>(nranks);
+        std::vector<HostBuffer> send, recv;
+        std::vector<BufferPair> buffers;
+        std::vector<CallSpec> calls;
+        for (int r = 0; r < nranks; ++r) {
+          send.emplace_back(blockBytes * n);
+          recv.emplace_back(blockBytes * n);
+          buffers.push_back({send.back().data(), recv.back().data()});
+          calls.push_back({c.collective, type, c.op, 0, c.count, r, nranks, inPlace});
+        }
+        const DataPattern pattern = checkPattern(calls[0], 99);
+        auto wrongAfter = [&](auto misroute) {
+          size_t wrong = 0;
+          for (int r = 0; r < nranks; ++r) prepareCheck(calls[r], pattern, buffers[r]);
+          simulate(calls, buffers);
+          for (int r = 0; r < nranks; ++r) misroute(r);
+          for (int r = 0; r < nranks; ++r) wrong += countWrong(calls[r], pattern, buffers[r]);
+          return wrong;
+        };
+        // The right exchange passes.
+        EXPECT_EQ(wrongAfter([](int) {}), 0u) << c.describe();
+        // Each rank's send buffer copied to its receive buffer: only the own block is right.
+        const size_t copied = wrongAfter([&](int r) {
+          fillInputs(type, callBuffers(calls[r], buffers[r]).recv, c.count * n, pattern, r, 0);
+        });
+        EXPECT_GT(copied, c.count * (n - 1) * n / 2) << c.describe();
+        // Blocks 0 and 1 swapped at every rank.
+        const size_t swapped = wrongAfter([&](int r) {
+          auto* recvBase = static_cast<std::byte*>(callBuffers(calls[r], buffers[r]).recv);
+          std::vector<std::byte> block(recvBase, recvBase + blockBytes);
+          std::copy(recvBase + blockBytes, recvBase + 2 * blockBytes, recvBase);
+          std::copy(block.begin(), block.end(), recvBase + blockBytes);
+        });
+        EXPECT_GT(swapped, c.count * n) << c.describe();
+      }
+    }
+  }
+}
+
 TEST(Verify, InPlaceFollowsNcclOffsets) {
   std::vector<unsigned char> send(4096), recv(4096);
   const BufferPair buffers{send.data(), recv.data()};
@@ -217,7 +280,7 @@ TEST(Verify, InPlaceFollowsNcclOffsets) {
   EXPECT_EQ(at.recv, recv.data() + 3 * 10 * 4);
 
   for (Collective coll : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
-                          Collective::kSendRecv}) {
+                          Collective::kSendRecv, Collective::kAllToAll}) {
     call.collective = coll;
     at = callBuffers(call, buffers);
     EXPECT_EQ(at.send, recv.data());
