@@ -125,6 +125,10 @@ hoopResult_t hoopAllGather(const void* sendbuff, void* recvbuff, size_t sendcoun
 hoopResult_t hoopReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
                                hoopStream_t stream);
+/* sendbuff holds nranks blocks of count elements; block j goes to rank j, and recvbuff block i
+ * comes from rank i. In place when sendbuff == recvbuff. */
+hoopResult_t hoopAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream);
 /* Point to point. Outside a group each call completes on its own (so a send and its matching
  * receive between two blocking callers must be grouped, as with NCCL). */
 hoopResult_t hoopSend(const void* sendbuff, size_t count, hoopDataType_t datatype, int peer,

@@ -175,6 +175,22 @@ class Communicator {
           comm_);
   }
 
+  // send and recv hold size() blocks of the same length; block j of send goes to rank j, block i
+  // of recv comes from rank i.
+  template <typename T>
+  void allToAll(std::span<const T> send, std::span<T> recv) {
+    sameSize(send.size(), recv.size(), "allToAll");
+    const size_t ranks = static_cast<size_t>(size());
+    if (send.size() % ranks != 0) {
+      throw Exception(hoopInvalidArgument, "allToAll: " + std::to_string(send.size()) +
+                                               " elements do not split into " +
+                                               std::to_string(ranks) + " equal blocks");
+    }
+    check(hoopAllToAll(send.data(), recv.data(), send.size() / ranks, dataTypeOf<T>(), comm_,
+                       nullptr),
+          comm_);
+  }
+
   // Outside a group() these complete one by one; pair them inside group() to exchange.
   template <typename T>
   void send(std::span<const T> data, int peer) {

@@ -15,7 +15,8 @@ struct CollectiveArgs {
   OpKind kind = OpKind::kAllReduce;
   const void* send = nullptr;
   void* recv = nullptr;
-  // Elements: per rank for allgather (send) and reducescatter (recv), else the whole buffer.
+  // Elements: per rank for allgather (send), reducescatter (recv) and alltoall (each block),
+  // else the whole buffer.
   size_t count = 0;
   DataType type = DataType::kFloat32;
   RedOp op = RedOp::kSum;
@@ -49,5 +50,6 @@ void ringAllGather(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainReduce(Communicator& comm, const CollectiveArgs& args);
+void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args);
 
 }  // namespace hoop

@@ -41,6 +41,7 @@ Schedule onlySchedule(OpKind kind) {
     case OpKind::kReduceScatter: return {ringReduceScatter, "ring"};
     case OpKind::kBroadcast: return {chainBroadcast, "pipelined chain"};
     case OpKind::kReduce: return {chainReduce, "pipelined chain"};
+    case OpKind::kAllToAll: return {pairwiseAllToAll, "pairwise exchange"};
     default: fail(hoopInternalError, "runCollective: ", opKindName(kind), " is not a collective");
   }
 }

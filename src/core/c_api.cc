@@ -437,6 +437,24 @@ HOOP_API hoopResult_t hoopReduceScatter(const void* sendbuff, void* recvbuff, si
   return status != hoopSuccess ? status : submitCollective(comm, args);
 }
 
+HOOP_API hoopResult_t hoopAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                   hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    const char* call = "hoopAllToAll";
+    checkedComm(comm, call);
+    checkType(datatype, call);
+    checkStream(stream, call);
+    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
+    size_t ranks = static_cast<size_t>(comm->impl->size());
+    checkBuffer(sendbuff, count, elementSize, ranks, "sendbuff", call);
+    checkBuffer(recvbuff, count, elementSize, ranks, "recvbuff", call);
+    args = {OpKind::kAllToAll, sendbuff, recvbuff, count, static_cast<DataType>(datatype),
+            RedOp::kSum,       0,        0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
 namespace {
 
 hoopResult_t submitP2p(bool isSend, const void* buffer, size_t count, hoopDataType_t datatype,

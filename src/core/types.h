@@ -89,6 +89,7 @@ enum class OpKind : uint8_t {
   kSendRecv = 6,
   kBarrier = 7,
   kSetup = 8,  // connection setup between two ranks (e.g. agreeing on a shm segment)
+  kAllToAll = 9,
 };
 
 constexpr std::string_view opKindName(OpKind kind) {
@@ -101,6 +102,7 @@ constexpr std::string_view opKindName(OpKind kind) {
     case OpKind::kSendRecv: return "send/recv";
     case OpKind::kBarrier: return "barrier";
     case OpKind::kSetup: return "connection setup";
+    case OpKind::kAllToAll: return "alltoall";
   }
   return "unknown operation";
 }

@@ -155,6 +155,35 @@ void reduceScatterCase(DataType t, RedOp op, size_t count, bool inPlace) {
   if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
 }
 
+// Block j of rank r's input goes to rank j; values name (source, destination, element) and stay
+// small integers, exact in every type.
+int64_t allToAllValue(int source, int destination, size_t element) {
+  return (source * 7 + destination * 3 + static_cast<int64_t>(element % 53)) % 61;
+}
+
+void allToAllCase(DataType t, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  const size_t blockBytes = count * size;
+  std::vector<char> input(blockBytes * static_cast<size_t>(nranks));
+  std::vector<char> expected(input.size());
+  for (int peer = 0; peer < nranks; ++peer) {
+    for (size_t e = 0; e < count; ++e) {
+      hoop::test::storeValue(t, allToAllValue(rank, peer, e),
+                             input.data() + peer * blockBytes + e * size);
+      hoop::test::storeValue(t, allToAllValue(peer, rank, e),
+                             expected.data() + peer * blockBytes + e * size);
+    }
+  }
+  std::vector<char> output(input.size() + 1, 0x5a);
+  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  std::string what = describe("alltoall", t, RedOp::kSum, count, inPlace);
+  ok(hoopAllToAll(inPlace ? output.data() : input.data(), output.data(), count,
+                  static_cast<hoopDataType_t>(t), comm, nullptr),
+     what);
+  compare(expected, output.data(), t, what);
+  if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
+}
+
 void sweep(bool large, const std::string& only) {
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
   for (size_t count : sweepCounts(large)) {
@@ -178,6 +207,7 @@ void sweep(bool large, const std::string& only) {
         size_t blockCount = count > 100000 ? count / static_cast<size_t>(nranks) + 1 : count;
         if (wanted("broadcast")) broadcastCase(t, count, inPlace, (ti + 1) % nranks);
         if (wanted("allgather")) allGatherCase(t, blockCount, inPlace);
+        if (wanted("alltoall")) allToAllCase(t, blockCount, inPlace);
       }
     }
   }
