@@ -224,6 +224,8 @@ void Communicator::setUpShm(int peer) {
         " over shm (", path, ")");
   }
   connections_[peer] = shm.get();
+  // The TCP connection only carried the setup: stop polling it (it stays open, idle).
+  std::erase(active_, tcpConnections_[peer].get());
   active_.push_back(shm.get());
   shmConnections_[peer] = std::move(shm);
 }
@@ -279,7 +281,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     // Spin first (the answer is usually microseconds away), then give the core to others
     // (ranks may outnumber cores), then sleep in the kernel until something can move.
     if (now < spinUntil) {
-      for (int i = 0; i < 16; ++i) HOOP_CPU_RELAX();
+      HOOP_CPU_RELAX();  // one pause: on some cores it costs ~100 cycles, and it adds to latency
       continue;
     }
     if (yields < 4) {
