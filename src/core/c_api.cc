@@ -2,6 +2,7 @@
 // for hoopGetLastError, and implements groups. Nothing here moves data.
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -341,118 +342,108 @@ HOOP_API const char* hoopGetLastError(hoopComm_t comm) {
   return threadLastError.c_str();
 }
 
+namespace {
+
+// One collective call as the C API receives it, and what its arguments must satisfy.
+struct CollectiveCall {
+  const char* name;
+  OpKind kind;
+  const void* send;
+  void* recv;
+  size_t count;
+  hoopDataType_t datatype;
+  std::optional<hoopRedOp_t> op;  // reducing collectives
+  std::optional<int> root;        // rooted collectives
+  bool sendPerRank = false;       // the buffer holds count elements per rank
+  bool recvPerRank = false;
+  bool sendOnRootOnly = false;  // only the root reads it
+  bool recvOnRootOnly = false;  // only the root writes it
+};
+
+// Checks the arguments (leaving the communicator usable when they are wrong) and submits.
+hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const CollectiveCall& call) {
+  CollectiveArgs args;
+  hoopResult_t status = guarded(comm, [&] {
+    checkedComm(comm, call.name);
+    checkType(call.datatype, call.name);
+    if (call.op) checkOp(*call.op, call.name);
+    checkStream(stream, call.name);
+    if (call.root) checkRank(comm, *call.root, "root", call.name);
+    const size_t elementSize = dataTypeSize(static_cast<DataType>(call.datatype));
+    const size_t ranks = static_cast<size_t>(comm->impl->size());
+    const bool isRoot = call.root && comm->impl->rank() == *call.root;
+    if (!call.sendOnRootOnly || isRoot) {
+      checkBuffer(call.send, call.count, elementSize, call.sendPerRank ? ranks : 1, "sendbuff",
+                  call.name);
+    }
+    if (!call.recvOnRootOnly || isRoot) {
+      checkBuffer(call.recv, call.count, elementSize, call.recvPerRank ? ranks : 1, "recvbuff",
+                  call.name);
+    }
+    args = {call.kind,
+            call.send,
+            call.recv,
+            call.count,
+            static_cast<DataType>(call.datatype),
+            static_cast<RedOp>(call.op.value_or(hoopSum)),
+            call.root.value_or(0),
+            0};
+  });
+  return status != hoopSuccess ? status : submitCollective(comm, args);
+}
+
+}  // namespace
+
 HOOP_API hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                     hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
                                     hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopAllReduce";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkOp(op, call);
-    checkStream(stream, call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
-    checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
-    args = {OpKind::kAllReduce,     sendbuff, recvbuff, count, static_cast<DataType>(datatype),
-            static_cast<RedOp>(op), 0,        0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  return submitChecked(
+      comm, stream,
+      {"hoopAllReduce", OpKind::kAllReduce, sendbuff, recvbuff, count, datatype, op, std::nullopt});
 }
 
 HOOP_API hoopResult_t hoopBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                     hoopDataType_t datatype, int root, hoopComm_t comm,
                                     hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopBroadcast";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkStream(stream, call);
-    checkRank(comm, root, "root", call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    if (comm->impl->rank() == root) checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
-    checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
-    args = {OpKind::kBroadcast, sendbuff, recvbuff, count, static_cast<DataType>(datatype),
-            RedOp::kSum,        root,     0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  CollectiveCall call{"hoopBroadcast", OpKind::kBroadcast, sendbuff,     recvbuff,
+                      count,           datatype,           std::nullopt, root};
+  call.sendOnRootOnly = true;
+  return submitChecked(comm, stream, call);
 }
 
 HOOP_API hoopResult_t hoopReduce(const void* sendbuff, void* recvbuff, size_t count,
                                  hoopDataType_t datatype, hoopRedOp_t op, int root, hoopComm_t comm,
                                  hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopReduce";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkOp(op, call);
-    checkStream(stream, call);
-    checkRank(comm, root, "root", call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    checkBuffer(sendbuff, count, elementSize, 1, "sendbuff", call);
-    if (comm->impl->rank() == root) checkBuffer(recvbuff, count, elementSize, 1, "recvbuff", call);
-    args = {OpKind::kReduce,        sendbuff, recvbuff, count, static_cast<DataType>(datatype),
-            static_cast<RedOp>(op), root,     0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  CollectiveCall call{"hoopReduce", OpKind::kReduce, sendbuff, recvbuff, count, datatype, op, root};
+  call.recvOnRootOnly = true;
+  return submitChecked(comm, stream, call);
 }
 
 HOOP_API hoopResult_t hoopAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                     hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopAllGather";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkStream(stream, call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    size_t ranks = static_cast<size_t>(comm->impl->size());
-    checkBuffer(sendbuff, sendcount, elementSize, 1, "sendbuff", call);
-    checkBuffer(recvbuff, sendcount, elementSize, ranks, "recvbuff", call);
-    args = {OpKind::kAllGather, sendbuff, recvbuff, sendcount, static_cast<DataType>(datatype),
-            RedOp::kSum,        0,        0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  CollectiveCall call{"hoopAllGather", OpKind::kAllGather, sendbuff,     recvbuff,
+                      sendcount,       datatype,           std::nullopt, std::nullopt};
+  call.recvPerRank = true;
+  return submitChecked(comm, stream, call);
 }
 
 HOOP_API hoopResult_t hoopReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                         hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,
                                         hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopReduceScatter";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkOp(op, call);
-    checkStream(stream, call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    size_t ranks = static_cast<size_t>(comm->impl->size());
-    checkBuffer(sendbuff, recvcount, elementSize, ranks, "sendbuff", call);
-    checkBuffer(recvbuff, recvcount, elementSize, 1, "recvbuff", call);
-    args = {OpKind::kReduceScatter, sendbuff, recvbuff, recvcount, static_cast<DataType>(datatype),
-            static_cast<RedOp>(op), 0,        0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  CollectiveCall call{
+      "hoopReduceScatter", OpKind::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
+      std::nullopt};
+  call.sendPerRank = true;
+  return submitChecked(comm, stream, call);
 }
 
 HOOP_API hoopResult_t hoopAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                                    hoopDataType_t datatype, hoopComm_t comm, hoopStream_t stream) {
-  CollectiveArgs args;
-  hoopResult_t status = guarded(comm, [&] {
-    const char* call = "hoopAllToAll";
-    checkedComm(comm, call);
-    checkType(datatype, call);
-    checkStream(stream, call);
-    size_t elementSize = dataTypeSize(static_cast<DataType>(datatype));
-    size_t ranks = static_cast<size_t>(comm->impl->size());
-    checkBuffer(sendbuff, count, elementSize, ranks, "sendbuff", call);
-    checkBuffer(recvbuff, count, elementSize, ranks, "recvbuff", call);
-    args = {OpKind::kAllToAll, sendbuff, recvbuff, count, static_cast<DataType>(datatype),
-            RedOp::kSum,       0,        0};
-  });
-  return status != hoopSuccess ? status : submitCollective(comm, args);
+  CollectiveCall call{"hoopAllToAll", OpKind::kAllToAll, sendbuff,     recvbuff,
+                      count,          datatype,          std::nullopt, std::nullopt};
+  call.sendPerRank = true;
+  call.recvPerRank = true;
+  return submitChecked(comm, stream, call);
 }
 
 namespace {
