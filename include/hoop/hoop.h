@@ -96,6 +96,10 @@ hoopResult_t hoopCommUserRank(const hoopComm_t comm, int* rank);
 /* Rank among the ranks on this host, and how many there are. */
 hoopResult_t hoopCommLocalRank(const hoopComm_t comm, int* localRank);
 hoopResult_t hoopCommLocalCount(const hoopComm_t comm, int* localCount);
+/* Rank among the ranks that have this rank's local rank (one per host, in host order), and how
+ * many there are: Horovod's cross_rank and cross_size. */
+hoopResult_t hoopCommCrossRank(const hoopComm_t comm, int* crossRank);
+hoopResult_t hoopCommCrossCount(const hoopComm_t comm, int* crossCount);
 
 /* The first error an operation on comm met (hoopSuccess if none). A failed communicator stays
  * failed: destroy or abort it. */

@@ -130,6 +130,8 @@ class Communicator {
   int size() const { return query(hoopCommCount); }
   int localRank() const { return query(hoopCommLocalRank); }
   int localSize() const { return query(hoopCommLocalCount); }
+  int crossRank() const { return query(hoopCommCrossRank); }
+  int crossSize() const { return query(hoopCommCrossCount); }
 
   template <typename T>
   void allReduce(std::span<const T> send, std::span<T> recv, hoopRedOp_t op = hoopSum) {

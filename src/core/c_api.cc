@@ -310,6 +310,16 @@ HOOP_API hoopResult_t hoopCommLocalCount(const hoopComm_t comm, int* localCount)
                [](const Communicator& c) { return c.localSize(); });
 }
 
+HOOP_API hoopResult_t hoopCommCrossRank(const hoopComm_t comm, int* crossRank) {
+  return query(comm, crossRank, "hoopCommCrossRank",
+               [](const Communicator& c) { return c.crossRank(); });
+}
+
+HOOP_API hoopResult_t hoopCommCrossCount(const hoopComm_t comm, int* crossCount) {
+  return query(comm, crossCount, "hoopCommCrossCount",
+               [](const Communicator& c) { return c.crossSize(); });
+}
+
 HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError) {
   return guarded(nullptr, [&] {
     checkedComm(comm, "hoopCommGetAsyncError");

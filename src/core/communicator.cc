@@ -75,8 +75,9 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   }
   comm->connectAll(neighbours);
   log(LogLevel::kInfo, LogSubsys::kInit, rank, "communicator ready: rank ", rank, " of ", nranks,
-      ", local rank ", comm->localRank_, " of ", comm->localSize_, ", ",
-      comm->config_.socketStreams, " tcp stream(s) per peer, id ", comm->peers_[rank].hostName);
+      ", local rank ", comm->localRank_, " of ", comm->localSize_, ", cross rank ",
+      comm->crossRank_, " of ", comm->crossSize_, ", ", comm->config_.socketStreams,
+      " tcp stream(s) per peer, id ", comm->peers_[rank].hostName);
   return comm;
 }
 
@@ -102,6 +103,12 @@ void Communicator::buildRings() {
     ranksOfHost.back().push_back(r);
   }
   hostCount_ = static_cast<int>(ranksOfHost.size());
+  crossSize_ = 0;
+  for (const auto& hostRanks : ranksOfHost) {
+    if (hostRanks.size() <= static_cast<size_t>(localRank_)) continue;
+    if (hostRanks[localRank_] == rank_) crossRank_ = crossSize_;
+    ++crossSize_;
+  }
   const bool uniform = std::all_of(ranksOfHost.begin(), ranksOfHost.end(), [&](const auto& r) {
     return r.size() == static_cast<size_t>(localSize_);
   });

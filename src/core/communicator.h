@@ -45,6 +45,10 @@ class Communicator {
   const Ring& localRing() const { return localRing_; }
   const Ring& crossRing() const { return crossRing_; }
   int hostCount() const { return hostCount_; }
+  // Among the ranks with this rank's local index (one per host that has that many ranks): this
+  // rank's place, in host order, and how many there are. Horovod's cross_rank and cross_size.
+  int crossRank() const { return crossRank_; }
+  int crossSize() const { return crossSize_; }
 
   // Every collective takes the next number; ranks must call collectives in the same order, and
   // the number travels with the data so a rank that did not is caught.
@@ -103,6 +107,8 @@ class Communicator {
   int localRank_ = 0;
   int localSize_ = 1;
   int hostCount_ = 1;
+  int crossRank_ = 0;
+  int crossSize_ = 1;
   Config config_;
   std::vector<PeerInfo> peers_;
   Ring ring_;

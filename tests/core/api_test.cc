@@ -49,6 +49,10 @@ TEST_F(SingleRank, QueriesAndVersion) {
   EXPECT_EQ(value, 0);
   EXPECT_EQ(hoopCommLocalCount(comm_, &value), hoopSuccess);
   EXPECT_EQ(value, 1);
+  EXPECT_EQ(hoopCommCrossRank(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 0);
+  EXPECT_EQ(hoopCommCrossCount(comm_, &value), hoopSuccess);
+  EXPECT_EQ(value, 1);
   EXPECT_EQ(hoopGetVersion(&value), hoopSuccess);
   EXPECT_EQ(value, HOOP_VERSION_CODE);
   hoopResult_t async = hoopInternalError;

@@ -126,12 +126,23 @@ TEST_P(SimulatedHosts, EveryCollectiveExact) {
         }
       }
     }
-    // Local rank and size are per host.
+    // Local rank and size are per host; the cross rank counts the hosts (in order of their
+    // lowest rank) that have a rank with this local index.
+    auto localRankOf = [&](int r) {
+      return static_cast<int>(std::count(hosts.begin(), hosts.begin() + r, hosts[r]));
+    };
     for (int r = 0; r < nranks; ++r) {
       int localSize = static_cast<int>(std::count(hosts.begin(), hosts.end(), hosts[r]));
-      int localRank = static_cast<int>(std::count(hosts.begin(), hosts.begin() + r, hosts[r]));
-      std::string expected =
-          "local rank " + std::to_string(localRank) + " of " + std::to_string(localSize);
+      int localRank = localRankOf(r);
+      int crossRank = 0, crossSize = 0;
+      for (int other = 0; other < nranks; ++other) {
+        if (localRankOf(other) != localRank) continue;
+        if (other < r) ++crossRank;
+        ++crossSize;
+      }
+      std::string expected = "local rank " + std::to_string(localRank) + " of " +
+                             std::to_string(localSize) + ", cross rank " +
+                             std::to_string(crossRank) + " of " + std::to_string(crossSize);
       EXPECT_NE(results[r].output.find(expected), std::string::npos)
           << "rank " << r << " expected '" << expected << "' in:\n"
           << results[r].output;
