@@ -24,8 +24,7 @@ void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const int prev = ring.prev();
   const bool isLast = hops == n - 1;
   const size_t elementSize = dataTypeSize(args.type);
-  const size_t pieceBytes =
-      std::max<size_t>(1, comm.config().chunkBytes / elementSize) * elementSize;
+  const size_t pieceBytes = pieceElementsFor(comm, args.type) * elementSize;
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
 
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {

@@ -47,6 +47,8 @@ void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
 void directAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
+void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);
+void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainReduce(Communicator& comm, const CollectiveArgs& args);

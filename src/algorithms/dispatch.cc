@@ -1,7 +1,8 @@
 // Which schedule runs a collective. A stand-in for the cost-model tuner: the direct allreduce
-// when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that the hierarchical one when ranks
-// span several hosts with the same number (two or more) on each, else the ring. HOOP_ALGO forces
-// one; a forced hierarchical schedule on a job it cannot serve runs the ring instead.
+// when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that, and for allgather and broadcast at
+// every size, the hierarchical schedule when ranks span several hosts with the same number (two
+// or more) on each, else the ring (for broadcast the chain along it). HOOP_ALGO forces one; a
+// forced schedule that cannot serve a collective or a job runs the ring instead.
 #include "algorithms/collective.h"
 #include "core/communicator.h"
 #include "core/error.h"
@@ -35,14 +36,28 @@ Schedule allReduceSchedule(const Communicator& comm, const CollectiveArgs& args)
   return hierarchyFits(comm) ? kHierarchical : kRing;
 }
 
-Schedule onlySchedule(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAllGather: return {ringAllGather, "ring"};
+// Allgather and broadcast: the flat schedule, or the hierarchical one where it fits and nothing
+// else is forced.
+Schedule flatOrHierarchical(const Communicator& comm, Schedule flat, Schedule hierarchical) {
+  const std::string& forced = comm.config().algorithm;
+  const bool wantsHierarchy = forced.empty() || forced == "hierarchical";
+  return wantsHierarchy && hierarchyFits(comm) ? hierarchical : flat;
+}
+
+Schedule schedule(const Communicator& comm, const CollectiveArgs& args) {
+  switch (args.kind) {
+    case OpKind::kAllReduce: return allReduceSchedule(comm, args);
+    case OpKind::kAllGather:
+      return flatOrHierarchical(comm, {ringAllGather, "ring"},
+                                {hierarchicalAllGather, "hierarchical"});
+    case OpKind::kBroadcast:
+      return flatOrHierarchical(comm, {chainBroadcast, "pipelined chain"},
+                                {hierarchicalBroadcast, "hierarchical chains"});
     case OpKind::kReduceScatter: return {ringReduceScatter, "ring"};
-    case OpKind::kBroadcast: return {chainBroadcast, "pipelined chain"};
     case OpKind::kReduce: return {chainReduce, "pipelined chain"};
     case OpKind::kAllToAll: return {pairwiseAllToAll, "pairwise exchange"};
-    default: fail(hoopInternalError, "runCollective: ", opKindName(kind), " is not a collective");
+    default:
+      fail(hoopInternalError, "runCollective: ", opKindName(args.kind), " is not a collective");
   }
 }
 
@@ -52,10 +67,9 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
   comm.beginOperation(args.kind, args.seq, args.count, args.type);
-  Schedule schedule =
-      args.kind == OpKind::kAllReduce ? allReduceSchedule(comm, args) : onlySchedule(args.kind);
-  comm.noteSchedule(args.kind, schedule.name, args.bytes());
-  schedule.run(comm, args);
+  const Schedule chosen = schedule(comm, args);
+  comm.noteSchedule(args.kind, chosen.name, args.bytes());
+  chosen.run(comm, args);
 }
 
 }  // namespace hoop

@@ -3,6 +3,7 @@
 // buffers must stay untouched until finish() (or until a later step proves the peer has them).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -57,6 +58,11 @@ class Primitives {
   };
   std::vector<PendingSend> scratchSends_;  // the send that last used each scratch slot
 };
+
+// How many elements a schedule moves per piece: HOOP_CHUNK_SIZE in whole elements, at least one.
+inline size_t pieceElementsFor(const Communicator& comm, DataType type) {
+  return std::max<size_t>(1, comm.config().chunkBytes / dataTypeSize(type));
+}
 
 // Splits `count` elements into `parts` nearly equal ranges (the first count % parts get one more).
 struct EvenSplit {

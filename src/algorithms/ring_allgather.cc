@@ -4,37 +4,41 @@
 #include <cstring>
 
 #include "algorithms/collective.h"
-#include "algorithms/primitives.h"
+#include "algorithms/ring_phases.h"
 
 namespace hoop {
 
-void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
-  const size_t n = static_cast<size_t>(comm.size());
-  const size_t blockBytes = args.bytes();
-  auto* output = static_cast<char*>(args.recv);
-  const Ring& ring = comm.ring();
-  auto block = [&](size_t pos) { return output + static_cast<size_t>(ring.at(pos)) * blockBytes; };
-  const size_t position = ring.position;
-  if (block(position) != args.send) std::memmove(block(position), args.send, blockBytes);
+void ringAllGatherBlocks(Primitives& prims, const Ring& ring, FunctionRef<char*(size_t)> blockAt,
+                         size_t blockBytes, size_t pieceBytes) {
+  const size_t n = ring.size();
   if (n == 1) return;
-
-  const int next = ring.next();
-  const int prev = ring.prev();
-  const size_t elementSize = dataTypeSize(args.type);
-  const size_t pieceBytes =
-      std::max<size_t>(1, comm.config().chunkBytes / elementSize) * elementSize;
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
-
+  const size_t position = ring.position;
   // Always at least one (possibly empty) round, so ranks agree even on zero-byte calls.
   for (size_t offset = 0; offset < blockBytes || offset == 0; offset += pieceBytes) {
     const size_t bytes = std::min(pieceBytes, blockBytes - offset);
-    prims.send(next, block(position) + offset, bytes);
+    prims.send(ring.next(), blockAt(position) + offset, bytes);
     for (size_t step = 1; step < n - 1; ++step) {
-      prims.recvCopySend(prev, next, block((position + n - step) % n) + offset, bytes);
+      prims.recvCopySend(ring.prev(), ring.next(), blockAt(ring.behind(step)) + offset, bytes);
     }
-    prims.recv(prev, block((position + 1) % n) + offset, bytes);
+    prims.recv(ring.prev(), blockAt(ring.behind(n - 1)) + offset, bytes);
     if (blockBytes == 0) break;
   }
+}
+
+void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
+  const size_t blockBytes = args.bytes();
+  auto* output = static_cast<char*>(args.recv);
+  const Ring& ring = comm.ring();
+  auto blockOf = [&](size_t pos) {
+    return output + static_cast<size_t>(ring.at(pos)) * blockBytes;
+  };
+  if (blockOf(ring.position) != args.send) {
+    std::memmove(blockOf(ring.position), args.send, blockBytes);
+  }
+  if (ring.size() == 1) return;
+  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  ringAllGatherBlocks(prims, ring, blockOf, blockBytes, pieceBytes);
   prims.finish();
 }
 

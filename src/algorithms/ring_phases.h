@@ -4,6 +4,7 @@
 
 #include "algorithms/primitives.h"
 #include "algorithms/ring.h"
+#include "core/function_ref.h"
 
 namespace hoop {
 
@@ -36,5 +37,10 @@ void ringAllGatherPhase(Primitives& prims, const Ring& ring, const RingChunks& c
 // pieces. `divisor` is the number of ranks an average divides by.
 void ringAllReduceOver(Primitives& prims, const Ring& ring, const char* input, char* output,
                        size_t count, size_t elementSize, size_t pieceElements, size_t divisor);
+
+// A ring allgather of one block per ring position: position p's block, at blockAt(p) on every
+// rank, travels around `ring` piece by piece. The caller has put its own block in place.
+void ringAllGatherBlocks(Primitives& prims, const Ring& ring, FunctionRef<char*(size_t)> blockAt,
+                         size_t blockBytes, size_t pieceBytes);
 
 }  // namespace hoop

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/logging.h"
+#include "core/rank_affinity.h"
 #include "topology/host_ranks.h"
 #include "transport/shm/futex.h"
 #include "transport/shm/shm_setup.h"
@@ -30,10 +31,12 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
   const auto deadline = Clock::now() + comm->config_.initTimeout;
+  const RankAffinity affinity = planRankAffinity();
+  comm->config_.shm.numaNode = affinity.numaNode;
 
   UniqueFd listener;
   auto describeSelf = [&](const SocketAddress& towardsRoot) {
-    SocketAddress address = chooseListenAddress(&towardsRoot);
+    SocketAddress address = chooseListenAddress(&towardsRoot, affinity.nicInterface);
     address.setPort(0);
     listener = listenOn(address, 1024, /*reuseAddress=*/false);
     PeerInfo self;
@@ -45,6 +48,10 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   };
   comm->peers_ = rendezvous(id, nranks, rank, describeSelf, deadline);
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
+  if (!affinity.summary.empty()) {
+    log(LogLevel::kInfo, LogSubsys::kInit, rank, "placement: ", affinity.summary, "; listening on ",
+        comm->peers_[rank].listenAddress.toString());
+  }
 
   comm->buildRings();
   comm->adaptSpinToCores();

@@ -45,6 +45,11 @@ class Communicator {
   const Ring& localRing() const { return localRing_; }
   const Ring& crossRing() const { return crossRing_; }
   int hostCount() const { return hostCount_; }
+  // With the hierarchy above (localRing() not empty): the rank with local index `localIndex` on
+  // the `host`-th host in ring order.
+  int rankAt(size_t host, size_t localIndex) const {
+    return ring_.ranks[host * static_cast<size_t>(localSize_) + localIndex];
+  }
   // Among the ranks with this rank's local index (one per host that has that many ranks): this
   // rank's place, in host order, and how many there are. Horovod's cross_rank and cross_size.
   int crossRank() const { return crossRank_; }

@@ -25,6 +25,18 @@ constexpr Source kSources[] = {
 
 }  // namespace
 
+int launcherLocalRankHint() {
+  for (const Source& source : kSources) {
+    if (!envString(source.localRankVar)) continue;
+    try {
+      return static_cast<int>(envInt(source.localRankVar, -1));
+    } catch (const Error&) {
+      return -1;  // only a hint: a malformed value is reported where it matters, if anywhere
+    }
+  }
+  return -1;
+}
+
 LaunchEnv readLaunchEnv() {
   LaunchEnv env;
   for (const Source& source : kSources) {

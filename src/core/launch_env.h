@@ -20,4 +20,8 @@ struct LaunchEnv {
 // port itself belongs to torch's own store under torchrun).
 LaunchEnv readLaunchEnv();
 
+// The local rank a launcher announced (the first of its variables that is set), -1 when none:
+// a hint for choices made before the rendezvous has counted the ranks of each host.
+int launcherLocalRankHint();
+
 }  // namespace hoop

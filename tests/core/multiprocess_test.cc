@@ -106,6 +106,18 @@ TEST_P(SimulatedHosts, EveryCollectiveExact) {
     }
     const std::string schedule =
         std::string("allreduce uses ") + (uniform ? "hierarchical" : "ring");
+    // Allgather and broadcast take their hierarchical schedules whether forced or not.
+    const std::vector<std::string> alwaysHierarchical =
+        uniform ? std::vector<std::string>{"allgather uses hierarchical",
+                                           "broadcast uses hierarchical chains"}
+                : std::vector<std::string>{"allgather uses ring", "broadcast uses pipelined chain"};
+    for (int r = 0; r < nranks; ++r) {
+      for (const std::string& expected : alwaysHierarchical) {
+        EXPECT_NE(results[r].output.find(expected), std::string::npos)
+            << "rank " << r << " expected '" << expected << "' in:\n"
+            << results[r].output;
+      }
+    }
     for (int r = 0; r < nranks && algorithm[0] != '\0'; ++r) {
       EXPECT_NE(results[r].output.find(schedule), std::string::npos) << results[r].output;
     }
@@ -155,6 +167,25 @@ INSTANTIATE_TEST_SUITE_P(Layouts, SimulatedHosts,
                                            std::vector<std::string>{"b", "a", "b", "a"},
                                            std::vector<std::string>{"a", "a", "b", "b", "c", "c"},
                                            std::vector<std::string>{"a", "a", "a", "b"}));
+
+// Placement from the topology: with a two-socket server's topology every rank finds its NUMA
+// node and NIC, and binds the slots it receives into to that node (here only node 0 exists, so
+// the fixture's cores 0 and 1, on its node 0, are where this machine's ranks run).
+TEST(Topology, ReceivedSlotsGoToTheRanksNumaNode) {
+  auto results =
+      runWithUniqueId(2, {"--suite", "barrier"},
+                      {{"HOOP_TOPO_FILE", HOOP_TOPO_FIXTURES "/dual_socket_2nic_socket0.xml"},
+                       {"HOOP_TRANSPORT", "shm"},
+                       {"HOOP_DEBUG", "INFO"},
+                       {"HOOP_DEBUG_SUBSYS", "INIT"}});
+  expectAllPassed(results);
+  for (size_t r = 0; r < results.size(); ++r) {
+    const std::string& log = results[r].output;
+    EXPECT_NE(log.find("placement: runs on PU "), std::string::npos) << log;
+    EXPECT_NE(log.find("NUMA node 0, closest NIC ens1f0np0"), std::string::npos) << log;
+    EXPECT_NE(log.find("slots received here placed on NUMA node 0"), std::string::npos) << log;
+  }
+}
 
 // Small slots, a low single-copy threshold and no single copy at all: messages span slots,
 // mix both paths, and fall back.

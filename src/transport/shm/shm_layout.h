@@ -117,6 +117,11 @@ class ShmLayout {
     return slot(sender, position) + kShmCacheLine;
   }
 
+  // The whole ring of slots that side `sender` writes, headers included: what NUMA placement
+  // binds for its reader.
+  uint8_t* ringBase(int sender) const { return slot(sender, 0); }
+  size_t ringBytes() const { return slots_ * slotStride(slotBytes_); }
+
   size_t slots() const { return slots_; }
   size_t slotBytes() const { return slotBytes_; }
 

@@ -24,6 +24,10 @@ struct ShmOptions {
   // exists (then again every interval while nothing moves).
   std::chrono::milliseconds livenessInterval{10};
 
+  // The NUMA node for the slots this rank receives into (they are read here, once per step);
+  // -1 leaves placement to the kernel (first touch).
+  int numaNode = -1;
+
   // Where shm_open puts segments, for the free-space check (glibc: /dev/shm).
   std::string shmDirectory = "/dev/shm";
   // Tests only: free bytes the check demands instead of the segment's size (0: the real need).

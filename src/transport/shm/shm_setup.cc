@@ -12,6 +12,7 @@
 #include "core/logging.h"
 #include "core/secret.h"
 #include "core/wire.h"
+#include "topology/memory_binding.h"
 #include "transport/shm/cma.h"
 
 namespace hoop {
@@ -250,6 +251,17 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
     sendHello(channel, mine);
     std::vector<uint8_t> verdict = recvFramed(channel);
     peerCanReadUs = WireReader(verdict.data(), verdict.size(), "shm setup verdict").u8() != 0;
+  }
+
+  if (options.numaNode >= 0) {
+    // Before anything is written: pages take their node when first touched.
+    const ShmLayout layout(segment.data(), slots, slotBytes);
+    const std::string refused =
+        preferNumaNode(layout.ringBase(1 - side), layout.ringBytes(), options.numaNode);
+    log(LogLevel::kInfo, LogSubsys::kInit, selfRank, "shm with ", peerDescription,
+        ": slots received here ",
+        refused.empty() ? str("placed on NUMA node ", options.numaNode)
+                        : str("left to the kernel (", refused, ")"));
   }
 
   ShmConnection::Setup setup;

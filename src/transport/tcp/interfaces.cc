@@ -81,7 +81,7 @@ std::string describe(const std::vector<NetInterface>& interfaces) {
 
 }  // namespace
 
-SocketAddress chooseListenAddress(const SocketAddress* preferred) {
+SocketAddress chooseListenAddress(const SocketAddress* preferred, const std::string& nearestNic) {
   auto interfaces = listInterfaces();
   if (auto spec = envString("HOOP_SOCKET_IFNAME")) {
     InterfaceFilter filter(*spec);
@@ -91,6 +91,14 @@ SocketAddress chooseListenAddress(const SocketAddress* preferred) {
     fail(
         hoopInvalidArgument, "HOOP_SOCKET_IFNAME='", *spec,
         "' matches no interface that is up with an address; this host has: ", describe(interfaces));
+  }
+  for (const auto& i : interfaces) {
+    // A loopback root means a single-host job: the NIC would not matter, loopback is faster.
+    if (!nearestNic.empty() && i.name == nearestNic &&
+        (preferred == nullptr ||
+         (i.address.family() == preferred->family() && !preferred->isLoopback()))) {
+      return i.address;
+    }
   }
   if (preferred != nullptr) {
     for (const auto& i : interfaces) {

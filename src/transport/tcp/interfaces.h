@@ -33,9 +33,12 @@ class InterfaceFilter {
 };
 
 // The address to listen on. With HOOP_SOCKET_IFNAME set, the first matching interface (none is an
-// immediate hoopInvalidArgument listing what exists). Without it: the interface that holds
-// `preferred` (the address this process already reaches the root from) when given, else the
-// first that is not loopback or a container bridge, else loopback.
-SocketAddress chooseListenAddress(const SocketAddress* preferred);
+// immediate hoopInvalidArgument listing what exists). Without it: the interface named
+// `nearestNic` (the topology's choice) when it is up with an address of the same family as
+// `preferred`, else the interface that holds `preferred` (the address this process already
+// reaches the root from) when given, else the first that is not loopback or a container bridge,
+// else loopback.
+SocketAddress chooseListenAddress(const SocketAddress* preferred,
+                                  const std::string& nearestNic = "");
 
 }  // namespace hoop
