@@ -102,6 +102,8 @@ class Communicator {
   // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep).
   void adaptSpinToCores();
   void progressAll(bool& moved);
+  // Loads every busy shm connection's futex word (wordSnapshot_) for a following sleep.
+  void snapshotWaitWords();
   // Builds the shared-memory connection to `peer` over its TCP connection.
   void setUpShm(int peer);
   // Sleeps until a connection may move (socket ready, futex word changed), the abort, or

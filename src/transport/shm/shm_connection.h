@@ -183,6 +183,7 @@ class ShmConnection : public Connection {
   // Liveness: while work is pending and nothing moves, check the peer every interval.
   std::chrono::milliseconds livenessInterval_;
   bool idle_ = false;
+  uint32_t idlePasses_ = 0;  // progress passes since idle_ was set
   std::chrono::steady_clock::time_point nextLivenessCheck_{};
 
   uint64_t cmaSends_ = 0;
