@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev libgmock-dev
           libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
-          clang-format iproute2 python3)
+          clang-format iproute2 iptables libnetfilter-queue-dev python3)
 
 install_packages() {
   local missing=()

@@ -242,11 +242,16 @@ hooprun_in_set() { # SLOTS NRANKS ARGS... ; writes $LOG, returns hooprun's statu
   return "$status"
 }
 
-# No rank may outlive hooprun: every process in the set's namespaces is gone once it returned.
+# No rank may outlive hooprun: every process in the set's namespaces is gone once it returned
+# (a link's delay queue, part of the wire, stays until `down`).
 check_nothing_left() {
-  local ns pids=""
+  local ns pid pids="" wire=""
+  [[ -n ${HOOP_DELAY_QUEUE:-} ]] && wire=$(readlink -f "$HOOP_DELAY_QUEUE")
   for ns in $(ip netns list | awk '{print $1}' | grep "^$SET-h[0-9]*\$"); do
-    pids+=" $(ip netns pids "$ns" | tr '\n' ' ')"
+    for pid in $(ip netns pids "$ns"); do
+      [[ -n $wire && $(readlink -f "/proc/$pid/exe" 2>/dev/null) == "$wire" ]] && continue
+      pids+=" $pid"
+    done
   done
   pids=$(xargs <<<"$pids")
   if [[ -n $pids ]]; then
@@ -307,6 +312,14 @@ case_shaped() { # HOSTS SLOTS SPEC SUITE ARGS...
   local status=0
   hooprun_in_set "$slots" $((hosts * slots)) "$HOOP_TEST_WORKER" --init env --suite "$suite" "$@" ||
     status=$?
+  # Where the delay went through a netfilter queue, the job's packets must have passed it.
+  local queued
+  queued=$("$NETNS" qdisc "$SET" "$last" | awk '/^nfqueue:/ {n += $2} END {print n + 0}')
+  say "packets through the delay queue: $queued"
+  if "$NETNS" qdisc "$SET" "$last" | grep -q '^nfqueue:' && ((queued == 0)); then
+    say "FAIL: the link's delay queue saw no packet"
+    status=1
+  fi
   finish_run "$status" $((hosts * slots)) "$slots"
 }
 

@@ -164,30 +164,69 @@ cmd_hostlist() {
   echo "$list"
 }
 
-# tc spec for the kernel at hand: netem when the kernel has it; otherwise the rate part alone as
-# a token bucket (many minimal kernels build without sch_netem), and the caller is told.
+# tc spec for the kernel at hand: netem when the kernel has it. Many minimal kernels build without
+# sch_netem: then the rate part becomes a token bucket (tbf) on both ends of the link, and the
+# delay part a netfilter queue in the host's namespace whose packets hoop-delay-queue (path in
+# HOOP_DELAY_QUEUE) holds for the delay, each way, before letting them go.
 cmd_netem() {
-  local name=$1 host=$2 spec=$3 index rate="" dev ns
+  local name=$1 host=$2 spec=$3 index rate="" delay="" dev ns
   index=$(host_index "$name" "$host")
   local words
   read -r -a words <<<"$spec"
   for ((i = 0; i < ${#words[@]}; i++)); do
     [[ ${words[i]} == rate ]] && rate=${words[i + 1]:-}
+    [[ ${words[i]} == delay ]] && delay=${words[i + 1]:-}
   done
+  local netem=1
   for end in "$name-h$index:$HOST_IF" "$name-$SWITCH_SUFFIX:p$index"; do
     ns=${end%%:*}
     dev=${end#*:}
     if ip netns exec "$ns" tc qdisc replace dev "$dev" root netem "${words[@]}" 2>/dev/null; then
       continue
     fi
-    [[ -n $rate ]] || die "this kernel has no netem qdisc and '$spec' has no rate to emulate"
-    ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 64kb latency 400ms ||
-      die "neither netem nor tbf could shape $ns $dev"
-    if [[ $spec != "rate $rate" ]]; then
-      echo "netns.sh: no netem in this kernel: shaped $ns $dev with tbf rate $rate only" \
-        "(not emulated: ${spec/rate $rate/})" >&2
+    netem=0
+    [[ -n $rate || -n $delay ]] || die "this kernel has no netem qdisc and '$spec' has no rate or delay"
+    if [[ -n $rate ]]; then
+      ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 64kb latency 400ms ||
+        die "neither netem nor tbf could shape $ns $dev"
     fi
   done
+  ((netem)) || [[ -z $delay ]] || delay_with_queue "$name-h$index" "$delay"
+}
+
+# DELAY ("2ms", "500us", "1s") as microseconds.
+delay_microseconds() {
+  [[ $1 =~ ^([0-9]+)(us|ms|s)$ ]] || die "delay '$1' is not a number with us, ms or s"
+  case ${BASH_REMATCH[2]} in
+    us) echo "${BASH_REMATCH[1]}" ;;
+    ms) echo $((BASH_REMATCH[1] * 1000)) ;;
+    s) echo $((BASH_REMATCH[1] * 1000000)) ;;
+  esac
+}
+
+# Every packet in or out of the host's link goes through queue 0, held there for DELAY by a
+# hoop-delay-queue inside the namespace (which `down` stops with everything else in it).
+# --queue-bypass: should it be gone, packets pass undelayed rather than vanish.
+delay_with_queue() { # NAMESPACE DELAY
+  local ns=$1 micros
+  micros=$(delay_microseconds "$2")
+  [[ -n ${HOOP_DELAY_QUEUE:-} && -x ${HOOP_DELAY_QUEUE:-} ]] ||
+    die "this kernel has no netem qdisc; a delay needs HOOP_DELAY_QUEUE (hoop-delay-queue, built with libnetfilter-queue-dev)"
+  command -v iptables >/dev/null || die "this kernel has no netem qdisc; a delay needs iptables"
+  ip netns exec "$ns" iptables -A OUTPUT -o "$HOST_IF" -j NFQUEUE --queue-num 0 --queue-bypass
+  ip netns exec "$ns" iptables -A INPUT -i "$HOST_IF" -j NFQUEUE --queue-num 0 --queue-bypass
+  ip netns exec "$ns" "$HOOP_DELAY_QUEUE" 0 "$micros" 900 </dev/null >/dev/null 2>&1 &
+  disown
+  # It must hold the queue before the first packet, or that packet would bypass the delay.
+  local tries
+  for ((tries = 0; tries < 100; tries++)); do
+    # shellcheck disable=SC2016 # awk's own $1, not the shell's
+    ip netns exec "$ns" awk '$1 == 0 {found = 1} END {exit !found}' \
+      /proc/net/netfilter/nfnetlink_queue 2>/dev/null && break
+    sleep 0.02
+  done
+  ((tries < 100)) || die "hoop-delay-queue did not bind queue 0 in $ns"
+  echo "netns.sh: no netem in this kernel: $ns delays its link ${2} each way through an NFQUEUE" >&2
 }
 
 # Leaves the shaping in place only to be listed: `netns.sh qdisc NAME HOST`.
@@ -196,6 +235,9 @@ cmd_qdisc() {
   index=$(host_index "$1" "$2")
   ip netns exec "$1-h$index" tc qdisc show dev "$HOST_IF"
   ip netns exec "$1-$SWITCH_SUFFIX" tc qdisc show dev "p$index"
+  if command -v iptables >/dev/null; then
+    ip netns exec "$1-h$index" iptables -L -v -n -x | awk '/NFQUEUE/ {print "nfqueue:", $0}'
+  fi
 }
 
 cmd_exec() {
