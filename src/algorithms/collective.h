@@ -45,6 +45,10 @@ void runBarrier(Communicator& comm);
 // The schedules, for tests that force one.
 void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
 void directAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Small allreduces on one host: every rank reads every peer's input in place (shm eager buffers).
+inline constexpr size_t kOneShotMaxRanks = 8;
+bool oneShotFits(const Communicator& comm, const CollectiveArgs& args);
+void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);

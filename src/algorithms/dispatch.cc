@@ -1,8 +1,9 @@
-// Which schedule runs a collective. A stand-in for the cost-model tuner: the direct allreduce
-// when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that, and for allgather and broadcast at
-// every size, the hierarchical schedule when ranks span several hosts with the same number (two
-// or more) on each, else the ring (for broadcast the chain along it). HOOP_ALGO forces one; a
-// forced schedule that cannot serve a collective or a job runs the ring instead.
+// Which schedule runs a collective. A stand-in for the cost-model tuner: on one host over shared
+// memory the one-shot allreduce up to its eager buffer size (8 KiB) and 8 ranks; else the direct
+// allreduce when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that, and for allgather and
+// broadcast at every size, the hierarchical schedule when ranks span several hosts with the same
+// number (two or more) on each, else the ring (for broadcast the chain along it). HOOP_ALGO forces
+// one; a forced schedule that cannot serve a collective or a job runs the ring instead.
 #include "algorithms/collective.h"
 #include "core/communicator.h"
 #include "core/error.h"
@@ -21,15 +22,18 @@ struct Schedule {
   const char* name;
 };
 
+constexpr Schedule kOneShot{oneShotAllReduce, "one-shot (shared memory)"};
 constexpr Schedule kDirect{directAllReduce, "direct"};
 constexpr Schedule kRing{ringAllReduce, "ring"};
 constexpr Schedule kHierarchical{hierarchicalAllReduce, "hierarchical"};
 
 Schedule allReduceSchedule(const Communicator& comm, const CollectiveArgs& args) {
   const std::string& forced = comm.config().algorithm;
+  if (forced == "oneshot") return oneShotFits(comm, args) ? kOneShot : kRing;
   if (forced == "direct") return kDirect;
   if (forced == "ring") return kRing;
   if (forced == "hierarchical") return hierarchyFits(comm) ? kHierarchical : kRing;
+  if (forced.empty() && oneShotFits(comm, args)) return kOneShot;
   if (args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes) {
     return kDirect;
   }

@@ -66,6 +66,8 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
   comm->transportPolicy_ = TransportPolicy::fromEnv();
+  comm->everyPeerOverShm_ =
+      comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
   comm->tcpConnections_.resize(nranks);
   comm->shmConnections_.resize(nranks);
   comm->connections_.assign(nranks, nullptr);
@@ -145,6 +147,11 @@ void Communicator::adaptSpinToCores() {
 Connection& Communicator::connection(int peer) {
   if (connections_[peer] == nullptr) connectAll({peer});
   return *connections_[peer];
+}
+
+ShmConnection* Communicator::shmConnection(int peer) {
+  connection(peer);
+  return shmConnections_[peer].get();
 }
 
 namespace {

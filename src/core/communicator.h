@@ -18,6 +18,7 @@
 #include "topology/transport_choice.h"
 #include "transport/connection.h"
 #include "transport/shm/futex.h"
+#include "transport/shm/shm_connection.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace hoop {
@@ -64,6 +65,13 @@ class Communicator {
   // The connection to `peer`, set up on first use (both ranks must be asking at about the same
   // time, as they are inside a collective or a matched send/recv).
   Connection& connection(int peer);
+  // The shared-memory connection to `peer` (set up on first use, like connection()), or nullptr
+  // when the peer is reached another way.
+  ShmConnection* shmConnection(int peer);
+  // Whether every other rank is on this host and reached over shared memory (HOOP_TRANSPORT
+  // allowing): what schedules that read peers' buffers in place need. Same on every rank of a
+  // single-host job.
+  bool everyPeerOverShm() const { return everyPeerOverShm_; }
   // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
   void connectAll(const std::vector<int>& peers);
   // Every other rank, once (later calls return at once).
@@ -114,6 +122,7 @@ class Communicator {
   int localRank_ = 0;
   int localSize_ = 1;
   int hostCount_ = 1;
+  bool everyPeerOverShm_ = false;
   int crossRank_ = 0;
   int crossSize_ = 1;
   Config config_;
@@ -126,7 +135,7 @@ class Communicator {
   // By peer rank, null until used: the TCP connection (for shm peers only their setup channel)
   // and the shared-memory one where the peer is on this host.
   std::vector<std::unique_ptr<Connection>> tcpConnections_;
-  std::vector<std::unique_ptr<Connection>> shmConnections_;
+  std::vector<std::unique_ptr<ShmConnection>> shmConnections_;
   std::vector<Connection*> connections_;  // the one that carries data, by peer rank
   std::vector<Connection*> active_;       // every connection that exists, for progress
   bool connectedToEveryone_ = false;

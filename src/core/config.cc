@@ -36,9 +36,9 @@ Config Config::fromEnvironment() {
   }
   config.directMaxBytes = byteSetting("HOOP_DIRECT_MAX_BYTES", config.directMaxBytes, 0);
   if (auto text = envString("HOOP_ALGO")) {
-    if (*text != "ring" && *text != "direct" && *text != "hierarchical") {
+    if (*text != "ring" && *text != "direct" && *text != "hierarchical" && *text != "oneshot") {
       fail(hoopInvalidArgument, "HOOP_ALGO='", *text,
-           "': known algorithms are ring, direct, hierarchical");
+           "': known algorithms are ring, direct, hierarchical, oneshot");
     }
     config.algorithm = *text;
   }

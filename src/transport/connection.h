@@ -50,7 +50,9 @@ class Connection {
   // not private) on the loaded value with a timeout. See ShmConnection::waitWord.
   virtual const std::atomic<uint32_t>* waitWord() const { return nullptr; }
 
-  bool idle() const {
+  // Nothing posted is unfinished, and nothing else waits on the peer (a transport with more ways
+  // to wait than posted messages says so here).
+  virtual bool idle() const {
     return sendsCompleted() == sendsPosted() && recvsCompleted() == recvsPosted();
   }
 };

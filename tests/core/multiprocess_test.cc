@@ -70,7 +70,7 @@ TEST_P(Algorithm, AllReduceSweep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
-                         ::testing::Combine(::testing::Values("ring", "direct"),
+                         ::testing::Combine(::testing::Values("ring", "direct", "oneshot"),
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
@@ -167,6 +167,21 @@ INSTANTIATE_TEST_SUITE_P(Layouts, SimulatedHosts,
                                            std::vector<std::string>{"b", "a", "b", "a"},
                                            std::vector<std::string>{"a", "a", "b", "b", "c", "c"},
                                            std::vector<std::string>{"a", "a", "a", "b"}));
+
+// On one host the small allreduces go one-shot through the eager buffers by default, and over
+// tcp (no shared memory to read peers' inputs in place) they do not.
+TEST(Algorithm, OneShotIsTheDefaultForSmallAllReducesOverShm) {
+  for (const char* transport : {"shm", "tcp"}) {
+    auto results = runWithUniqueId(
+        3, {"--suite", "sweep", "--only", "allreduce"},
+        {{"HOOP_TRANSPORT", transport}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "COLL"}});
+    expectAllPassed(results);
+    for (const auto& result : results) {
+      const bool oneShot = result.output.find("allreduce uses one-shot") != std::string::npos;
+      EXPECT_EQ(oneShot, std::string(transport) == "shm") << transport << ":\n" << result.output;
+    }
+  }
+}
 
 // Placement from the topology: with a two-socket server's topology every rank finds its NUMA
 // node and NIC, and binds the slots it receives into to that node (here only node 0 exists, so

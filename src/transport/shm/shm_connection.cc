@@ -332,7 +332,8 @@ void ShmConnection::releasePeeked() {
 // ---- a peer that is gone ----
 
 bool ShmConnection::workPending() const {
-  return sends_.completed < sends_.posted || recvs_.completed < recvs_.posted || peek_.wanted;
+  return sends_.completed < sends_.posted || recvs_.completed < recvs_.posted || peek_.wanted ||
+         eager_.wanted;
 }
 
 void ShmConnection::checkPeerWhileIdle() {
@@ -346,6 +347,7 @@ void ShmConnection::checkPeerWhileIdle() {
     nextLivenessCheck_ = {};
   }
   if (++idlePasses_ % kIdlePassesPerClockRead != 0) return;
+  failIfPeerInAnotherCall();
   const auto now = std::chrono::steady_clock::now();
   if (nextLivenessCheck_ == std::chrono::steady_clock::time_point{}) {
     nextLivenessCheck_ = now + livenessInterval_;
@@ -359,6 +361,10 @@ void ShmConnection::checkPeerWhileIdle() {
   // It may have published its last messages and then exited normally since our last pass.
   bool moved = progressSends();
   moved |= progressRecvs();
+  if (eager_.wanted) {
+    const ShmEagerDescriptor& next = layout_.eagerDescriptor(1 - side_, eagerRead_ + 1);
+    moved |= next.number.load(std::memory_order_acquire) == eagerRead_ + 1;
+  }
   if (moved || !workPending()) {
     idle_ = false;
     return;
@@ -379,6 +385,8 @@ std::string ShmConnection::pendingWork() const {
     what = str("waiting for ", opKindName(tag.kind), " #", tag.seq, " data from it");
   } else if (peek_.wanted) {
     what = str("waiting for ", opKindName(peek_.tag.kind), " #", peek_.tag.seq, " data from it");
+  } else if (eager_.wanted) {
+    what = str("waiting for ", opKindName(eager_.tag.kind), " #", eager_.tag.seq, " data from it");
   }
   if (sends_.completed < sends_.posted) {
     FrameTag tag = sends_.ring[sends_.completed % kMaxInFlight].tag;

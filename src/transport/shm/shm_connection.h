@@ -86,6 +86,31 @@ class ShmConnection : public Connection {
   const void* peekRecv(size_t bytes, FrameTag tag);
   void releasePeeked();
 
+  bool idle() const override { return !workPending(); }
+
+  // Eager messages, for schedules that trade one small message each way per call (the one-shot
+  // allreduce). A message of at most ShmLayout::kEagerBytes goes whole into one of two buffers
+  // per direction, described by one line (ShmEagerDescriptor) that also says which call it
+  // belongs to, and the reader uses it in place: one cache-line handshake instead of a slot's
+  // header, counters and copies. Message n uses buffer n % 2, so it may be written only once the
+  // reader has finished with message n - 2; each message carries its writer's read count, so in
+  // an exchange that is known without asking.
+  struct EagerCall {
+    FrameTag tag;
+    DataType type;
+    RedOp op;
+    size_t count;
+    size_t bytes;
+  };
+  // Writes the next eager message and returns true, or returns false at once while its buffer
+  // still holds a message the peer has not read (progress elsewhere, then call again).
+  bool tryEagerSend(const void* data, const EagerCall& call);
+  // The next inbound eager message's data, once it has arrived (nullptr before), checked against
+  // `call`: a peer in another collective is hoopInvalidUsage naming both calls. The pointer stays
+  // valid and unchanged until releaseEager(). Throws, like progress(), when the peer is gone.
+  const void* peekEager(const EagerCall& call);
+  void releaseEager();
+
   // For logs and tests.
   bool sendsViaCma() const { return sendViaCma_; }
   bool recvsViaCma() const { return recvViaCma_; }
@@ -188,6 +213,22 @@ class ShmConnection : public Connection {
 
   uint64_t cmaSends_ = 0;
   uint64_t cmaRecvs_ = 0;
+
+  // Eager messages: counts this side sent and finished reading, the peer's read count as last
+  // seen, and the inbound message a caller waits for or holds.
+  [[noreturn]] void failEagerMismatch(const ShmEagerDescriptor& theirs,
+                                      const EagerCall& mine) const;
+  // While this side waits on one path (eager or slots) and the peer's next message came by the
+  // other, the two ranks are in different calls: hoopInvalidUsage naming both, not a hang.
+  void failIfPeerInAnotherCall() const;
+  uint64_t eagerSent_ = 0;
+  uint64_t eagerRead_ = 0;
+  uint64_t peerEagerReadSeen_ = 0;
+  struct EagerWait {
+    bool wanted = false;  // peekEager returned nullptr: a caller waits for it
+    bool held = false;    // peekEager returned it: in use until releaseEager
+    FrameTag tag{};
+  } eager_;
 };
 
 }  // namespace hoop

@@ -1,5 +1,5 @@
 // The shared-memory segment of one ShmConnection as both processes see it: a control block of
-// counters, then one ring of slots per direction.
+// counters, one ring of slots per direction, then two eager buffers per direction.
 //
 // Every shared field has exactly one writing process, named in its comment. Counters only
 // increase (a slot is never "cleared"): ring position n lives in slot n % slots, and
@@ -51,11 +51,30 @@ struct ShmSideControl {
   // This side's futex word. Written by the PEER: incremented after each publish into this side's
   // inbound ring and each release in its outbound ring, and FUTEX_WAKEd when this side asked.
   ShmCounter<uint32_t> wake;
+  // Eager messages this side has finished reading (release store after its last read). The
+  // sender reads it only when the count its own inbound eager messages carry is not enough.
+  ShmCounter<uint64_t> eagerConsumed;
 };
+
+// The first line of an eager buffer: a small message's whole description, published by
+// `number`. The plain fields are written first, then `number` with a release store; the reader
+// acquire-loads `number` and reads the rest only once it shows the message it expects.
+struct ShmEagerDescriptor {
+  std::atomic<uint64_t> number;  // the message now in this buffer: 1, 2, ... (only increases)
+  uint64_t consumed;             // the writer's count of eager messages read from the reader
+  uint64_t count;                // elements
+  uint64_t bytes;
+  uint32_t seq;
+  uint8_t kind;  // OpKind
+  uint8_t type;  // DataType
+  uint8_t op;    // RedOp
+  uint8_t reserved;
+};
+static_assert(sizeof(ShmEagerDescriptor) <= 64);
 
 struct ShmSegmentHeader {
   static constexpr uint64_t kMagic = 0x314d48535f504f48ull;  // "HOP_SHM1", little-endian
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
   uint64_t magic;
   uint32_t version;
   uint32_t slots;
@@ -103,7 +122,19 @@ class ShmLayout {
   }
   // slotBytes must be a multiple of kShmCacheLine so that every slot's data stays aligned.
   static constexpr size_t segmentBytes(size_t slots, size_t slotBytes) {
-    return ringsOffset() + 2 * slots * slotStride(slotBytes);
+    return ringsOffset() + 2 * slots * slotStride(slotBytes) + 4 * kEagerStride;
+  }
+
+  // Eager buffers: a descriptor line, then up to kEagerBytes of data. Two per direction, used in
+  // turn (message n in buffer n % 2), so a writer fills one while the reader may still be
+  // reading the other.
+  static constexpr size_t kEagerBytes = 8192;
+  static constexpr size_t kEagerStride = kShmCacheLine + kEagerBytes;
+  ShmEagerDescriptor& eagerDescriptor(int sender, uint64_t number) const {
+    return *reinterpret_cast<ShmEagerDescriptor*>(eagerBuffer(sender, number));
+  }
+  uint8_t* eagerData(int sender, uint64_t number) const {
+    return eagerBuffer(sender, number) + kShmCacheLine;
   }
 
   ShmControlBlock& control() const { return *reinterpret_cast<ShmControlBlock*>(base_); }
@@ -126,6 +157,10 @@ class ShmLayout {
   size_t slotBytes() const { return slotBytes_; }
 
  private:
+  uint8_t* eagerBuffer(int sender, uint64_t number) const {
+    size_t eager = ringsOffset() + 2 * slots_ * slotStride(slotBytes_);
+    return base_ + eager + (static_cast<size_t>(sender) * 2 + number % 2) * kEagerStride;
+  }
   uint8_t* slot(int sender, uint64_t position) const {
     size_t ring = ringsOffset() + static_cast<size_t>(sender) * slots_ * slotStride(slotBytes_);
     return base_ + ring + static_cast<size_t>(position % slots_) * slotStride(slotBytes_);
