@@ -13,11 +13,11 @@ std::string transportInUse() {
 
 std::vector<std::string_view> schedulesOf(Collective coll) {
   switch (coll) {
-    case Collective::kAllReduce: return {"ring", "direct"};
+    case Collective::kAllReduce: return {"ring", "direct", "oneshot", "hierarchical"};
     case Collective::kAllGather:
-    case Collective::kReduceScatter: return {"ring"};
-    case Collective::kBroadcast:
-    case Collective::kReduce: return {"chain"};
+    case Collective::kBroadcast: return {"ring", "hierarchical"};
+    case Collective::kReduceScatter:
+    case Collective::kReduce: return {"ring"};
     case Collective::kSendRecv: return {"grouped"};
     case Collective::kAllToAll: return {"pairwise"};
   }
@@ -50,15 +50,6 @@ std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::st
 }
 
 bool algorithmNeedsEnvironment(Collective coll) { return schedulesOf(coll).size() > 1; }
-
-std::string scheduleForRow(Collective coll, size_t bytes, int nranks,
-                           const std::optional<std::string>& forced, size_t directMaxBytes) {
-  if (coll != Collective::kAllReduce) return std::string(schedulesOf(coll)[0]);
-  if (forced) return *forced;
-  if (const auto fromEnv = forcedAlgorithmFromEnv()) return *fromEnv;
-  const size_t others = nranks > 1 ? static_cast<size_t>(nranks - 1) : 0;
-  return bytes * others <= directMaxBytes ? "direct" : "ring";
-}
 
 size_t directMaxBytesFromEnv() {
   constexpr size_t kDefault = size_t{64} << 10;  // src/core/config.h

@@ -43,6 +43,24 @@ PlacementResult measure(const Bench& bench, const CallSpec& call, size_t rowByte
   return result;
 }
 
+// The schedule hoop runs on comm for one call of `count` elements (as the call takes them) of
+// `type`, as hoop itself names it; "grouped" for sendrecv.
+std::string scheduleForRow(hoopComm_t comm, Collective coll, size_t count, hoopDataType_t type) {
+  hoopCollective_t asked = hoopCollAllReduce;
+  switch (coll) {
+    case Collective::kAllReduce: asked = hoopCollAllReduce; break;
+    case Collective::kAllGather: asked = hoopCollAllGather; break;
+    case Collective::kBroadcast: asked = hoopCollBroadcast; break;
+    case Collective::kReduce: asked = hoopCollReduce; break;
+    case Collective::kReduceScatter: asked = hoopCollReduceScatter; break;
+    case Collective::kAllToAll: asked = hoopCollAllToAll; break;
+    case Collective::kSendRecv: return "grouped";
+  }
+  const char* name = nullptr;
+  if (hoopCommScheduleName(comm, asked, count, type, &name) != hoopSuccess) return "unknown";
+  return name;
+}
+
 }  // namespace
 
 void printOnRank0(int rank, const std::string& text) {
@@ -71,8 +89,7 @@ SweepResult runSweep(const Bench& bench) {
         const RowCounts counts = rowCounts(collective, size, typeSize(type), bench.nranks);
         RowResult row;
         row.collective = collective;
-        row.algorithm = scheduleForRow(collective, counts.bytes, bench.nranks,
-                                       bench.forcedAlgorithm, bench.directMaxBytes);
+        row.algorithm = scheduleForRow(bench.comm, collective, counts.count, type);
         row.transport = transportInUse();
         row.bytes = counts.bytes;
         row.count = counts.count;

@@ -110,6 +110,21 @@ const char* hoopGetErrorString(hoopResult_t result);
  * NULL (for failures before a communicator exists). Valid until the next call on comm. */
 const char* hoopGetLastError(hoopComm_t comm);
 
+/* hoop extension, for tools and logs: the schedule hoop would run a collective with on comm now,
+ * by its HOOP_ALGO name ("ring", "oneshot", ...); the same answer on every rank, after HOOP_ALGO.
+ * `count` is what the call itself would take (per rank for allgather, reducescatter and
+ * alltoall). *name points to a static string. */
+typedef enum {
+  hoopCollAllReduce = 1,
+  hoopCollBroadcast = 2,
+  hoopCollReduce = 3,
+  hoopCollAllGather = 4,
+  hoopCollReduceScatter = 5,
+  hoopCollAllToAll = 9
+} hoopCollective_t;
+hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, size_t count,
+                                  hoopDataType_t datatype, const char** name);
+
 /* In place when sendbuff == recvbuff. */
 hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            hoopDataType_t datatype, hoopRedOp_t op, hoopComm_t comm,

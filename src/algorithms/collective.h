@@ -38,6 +38,9 @@ struct P2pOp {
 
 // Picks the algorithm (HOOP_ALGO forces one) and runs the collective to completion.
 void runCollective(Communicator& comm, const CollectiveArgs& args);
+// The schedule runCollective would run for `args` (the same on every rank).
+struct AlgorithmEntry;
+const AlgorithmEntry& chooseSchedule(const Communicator& comm, const CollectiveArgs& args);
 // Runs the sends and receives of one group concurrently, to completion.
 void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
 void runBarrier(Communicator& comm);

@@ -1,10 +1,15 @@
-// Which schedule runs a collective. A stand-in for the cost-model tuner: on one host over shared
-// memory the one-shot allreduce up to its eager buffer size (8 KiB) and 8 ranks; else the direct
-// allreduce when all it sends fits in HOOP_DIRECT_MAX_BYTES; above that, and for allgather and
-// broadcast at every size, the hierarchical schedule when ranks span several hosts with the same
-// number (two or more) on each, else the ring (for broadcast the chain along it). HOOP_ALGO forces
-// one; a forced schedule that cannot serve a collective or a job runs the ring instead.
+// Which schedule runs a collective: HOOP_ALGO's rule for the call when it names one that can
+// serve it (algo_overrides.h), else hoop's own choice.
+//
+// hoop's choice, a stand-in for the cost-model tuner: allreduce goes one-shot on one host over
+// shared memory up to the eager buffer size (8 KiB) and 8 ranks, else direct while all it sends
+// fits in HOOP_DIRECT_MAX_BYTES, else hierarchical where several hosts have the same number (two
+// or more) of ranks each, else ring; allgather and broadcast are hierarchical where that fits,
+// else the ring (for broadcast the pipelined chain along it). Every input to the choice is the
+// same on every rank, so every rank runs the same schedule.
+#include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
+#include "algorithms/registry.h"
 #include "core/communicator.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -12,54 +17,43 @@
 namespace hoop {
 namespace {
 
-bool hierarchyFits(const Communicator& comm) {
-  return comm.hostCount() > 1 && comm.localRing().size() > 1;
+bool fits(const AlgorithmEntry& entry, const Communicator& comm, const CollectiveArgs& args) {
+  return entry.fits == nullptr || entry.fits(comm, args);
 }
 
-// A schedule and its name, for the log.
-struct Schedule {
-  void (*run)(Communicator&, const CollectiveArgs&);
-  const char* name;
-};
-
-constexpr Schedule kOneShot{oneShotAllReduce, "one-shot (shared memory)"};
-constexpr Schedule kDirect{directAllReduce, "direct"};
-constexpr Schedule kRing{ringAllReduce, "ring"};
-constexpr Schedule kHierarchical{hierarchicalAllReduce, "hierarchical"};
-
-Schedule allReduceSchedule(const Communicator& comm, const CollectiveArgs& args) {
-  const std::string& forced = comm.config().algorithm;
-  if (forced == "oneshot") return oneShotFits(comm, args) ? kOneShot : kRing;
-  if (forced == "direct") return kDirect;
-  if (forced == "ring") return kRing;
-  if (forced == "hierarchical") return hierarchyFits(comm) ? kHierarchical : kRing;
-  if (forced.empty() && oneShotFits(comm, args)) return kOneShot;
-  if (args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes) {
-    return kDirect;
-  }
-  return hierarchyFits(comm) ? kHierarchical : kRing;
+// The size HOOP_ALGO's ranges speak of: what hoop-perf reports for the call.
+size_t reportedBytes(const Communicator& comm, const CollectiveArgs& args) {
+  const bool perRank = args.kind == OpKind::kAllGather || args.kind == OpKind::kReduceScatter ||
+                       args.kind == OpKind::kAllToAll;
+  return perRank ? args.bytes() * static_cast<size_t>(comm.size()) : args.bytes();
 }
 
-// Allgather and broadcast: the flat schedule, or the hierarchical one where it fits and nothing
-// else is forced.
-Schedule flatOrHierarchical(const Communicator& comm, Schedule flat, Schedule hierarchical) {
-  const std::string& forced = comm.config().algorithm;
-  const bool wantsHierarchy = forced.empty() || forced == "hierarchical";
-  return wantsHierarchy && hierarchyFits(comm) ? hierarchical : flat;
+const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
+  const AlgorithmEntry* found = findAlgorithm(kind, name);
+  if (found == nullptr) fail(hoopInternalError, "no ", opKindName(kind), " schedule ", name);
+  return *found;
 }
 
-Schedule schedule(const Communicator& comm, const CollectiveArgs& args) {
+const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {
+  // The first that fits, in order of preference.
+  auto firstFitting = [&](std::initializer_list<std::string_view> names) -> const AlgorithmEntry& {
+    for (std::string_view name : names) {
+      const AlgorithmEntry& candidate = entry(args.kind, name);
+      if (fits(candidate, comm, args)) return candidate;
+    }
+    fail(hoopInternalError, "no ", opKindName(args.kind), " schedule fits");
+  };
   switch (args.kind) {
-    case OpKind::kAllReduce: return allReduceSchedule(comm, args);
+    case OpKind::kAllReduce:
+      if (args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes) {
+        return firstFitting({"oneshot", "direct"});
+      }
+      return firstFitting({"hierarchical", "ring"});
     case OpKind::kAllGather:
-      return flatOrHierarchical(comm, {ringAllGather, "ring"},
-                                {hierarchicalAllGather, "hierarchical"});
-    case OpKind::kBroadcast:
-      return flatOrHierarchical(comm, {chainBroadcast, "pipelined chain"},
-                                {hierarchicalBroadcast, "hierarchical chains"});
-    case OpKind::kReduceScatter: return {ringReduceScatter, "ring"};
-    case OpKind::kReduce: return {chainReduce, "pipelined chain"};
-    case OpKind::kAllToAll: return {pairwiseAllToAll, "pairwise exchange"};
+    case OpKind::kBroadcast: return firstFitting({"hierarchical", "ring"});
+    case OpKind::kReduceScatter:
+    case OpKind::kReduce: return entry(args.kind, "ring");
+    case OpKind::kAllToAll: return entry(args.kind, "pairwise");
     default:
       fail(hoopInternalError, "runCollective: ", opKindName(args.kind), " is not a collective");
   }
@@ -67,12 +61,22 @@ Schedule schedule(const Communicator& comm, const CollectiveArgs& args) {
 
 }  // namespace
 
+const AlgorithmEntry& chooseSchedule(const Communicator& comm, const CollectiveArgs& args) {
+  const std::string_view forced =
+      comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
+  if (!forced.empty()) {
+    const AlgorithmEntry& wanted = entry(args.kind, forced);
+    if (fits(wanted, comm, args)) return wanted;
+  }
+  return defaultChoice(comm, args);
+}
+
 void runCollective(Communicator& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
   comm.beginOperation(args.kind, args.seq, args.count, args.type);
-  const Schedule chosen = schedule(comm, args);
-  comm.noteSchedule(args.kind, chosen.name, args.bytes());
+  const AlgorithmEntry& chosen = chooseSchedule(comm, args);
+  comm.noteSchedule(args.kind, chosen.logName.data(), args.bytes());
   chosen.run(comm, args);
 }
 

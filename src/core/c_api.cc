@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/collective.h"
+#include "algorithms/registry.h"
 #include "core/communicator.h"
 #include "core/launch_env.h"
 #include "core/logging.h"
@@ -326,6 +327,34 @@ HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* async
     if (asyncError == nullptr) fail(hoopInvalidArgument, "hoopCommGetAsyncError: NULL out");
     std::lock_guard lock(comm->impl->operationMutex());
     *asyncError = comm->failure;
+  });
+}
+
+HOOP_API hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective,
+                                           size_t count, hoopDataType_t datatype,
+                                           const char** name) {
+  return guarded(nullptr, [&] {
+    checkedComm(comm, "hoopCommScheduleName");
+    checkType(datatype, "hoopCommScheduleName");
+    if (name == nullptr) fail(hoopInvalidArgument, "hoopCommScheduleName: name is NULL");
+    const auto kind = static_cast<OpKind>(collective);
+    switch (kind) {
+      case OpKind::kAllReduce:
+      case OpKind::kBroadcast:
+      case OpKind::kReduce:
+      case OpKind::kAllGather:
+      case OpKind::kReduceScatter:
+      case OpKind::kAllToAll: break;
+      default:
+        fail(hoopInvalidArgument, "hoopCommScheduleName: ", static_cast<int>(collective),
+             " is not a hoopCollective_t");
+    }
+    CollectiveArgs args;
+    args.kind = kind;
+    args.count = count;
+    args.type = static_cast<DataType>(datatype);
+    // Literals in the registry: a static C string.
+    *name = chooseSchedule(*comm->impl, args).name.data();
   });
 }
 

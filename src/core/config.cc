@@ -35,13 +35,7 @@ Config Config::fromEnvironment() {
     fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE must be at most 1G");
   }
   config.directMaxBytes = byteSetting("HOOP_DIRECT_MAX_BYTES", config.directMaxBytes, 0);
-  if (auto text = envString("HOOP_ALGO")) {
-    if (*text != "ring" && *text != "direct" && *text != "hierarchical" && *text != "oneshot") {
-      fail(hoopInvalidArgument, "HOOP_ALGO='", *text,
-           "': known algorithms are ring, direct, hierarchical, oneshot");
-    }
-    config.algorithm = *text;
-  }
+  if (auto text = envString("HOOP_ALGO")) config.algorithms = AlgoOverrides::parse(*text);
   config.shm.slots = static_cast<size_t>(envInt("HOOP_SHM_SLOTS", 8));
   if (config.shm.slots < 2 || config.shm.slots > 1024) {
     fail(hoopInvalidArgument, "HOOP_SHM_SLOTS=", config.shm.slots, " is not in 2..1024");

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "algorithms/algo_overrides.h"
 #include "transport/shm/shm_options.h"
 
 namespace hoop {
@@ -16,7 +17,7 @@ struct Config {
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
   size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
   size_t directMaxBytes = 64 << 10;                // HOOP_DIRECT_MAX_BYTES: see algorithms
-  std::string algorithm;                           // HOOP_ALGO: ring, direct, hierarchical
+  AlgoOverrides algorithms;                        // HOOP_ALGO (algorithms/algo_overrides.h)
   // HOOP_SPIN_US; unset: 50 us, or 0 when this host runs more ranks than it has cores (a
   // spinning rank would then hold the core its peer needs to make the data it waits for).
   std::chrono::microseconds spinBeforeSleep{50};

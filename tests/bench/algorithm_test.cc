@@ -36,16 +36,20 @@ class ScopedEnv {
 };
 
 TEST(Algorithm, SchedulesPerCollective) {
-  EXPECT_EQ(schedulesOf(Collective::kAllReduce), (std::vector<std::string_view>{"ring", "direct"}));
-  EXPECT_EQ(schedulesOf(Collective::kAllGather), std::vector<std::string_view>{"ring"});
+  EXPECT_EQ(schedulesOf(Collective::kAllReduce),
+            (std::vector<std::string_view>{"ring", "direct", "oneshot", "hierarchical"}));
+  EXPECT_EQ(schedulesOf(Collective::kAllGather),
+            (std::vector<std::string_view>{"ring", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
-  EXPECT_EQ(schedulesOf(Collective::kBroadcast), std::vector<std::string_view>{"chain"});
-  EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"chain"});
+  EXPECT_EQ(schedulesOf(Collective::kBroadcast),
+            (std::vector<std::string_view>{"ring", "hierarchical"}));
+  EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
   EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});
   EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllToAll));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
-  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllGather));
+  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllGather));
+  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduce));
 }
 
 TEST(Algorithm, AlgoOptionChecks) {
@@ -54,45 +58,26 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "all"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "ring"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
-  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "tree"),
-            "--algo: unknown allreduce schedule 'tree'; use ring, direct, or all");
-  EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "direct"),
-            "--algo: allgather has one schedule, ring, not 'direct'; use ring or all");
+  EXPECT_EQ(
+      checkAlgoOption(Collective::kAllReduce, "tree"),
+      "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, hierarchical, or "
+      "all");
+  EXPECT_EQ(checkAlgoOption(Collective::kReduceScatter, "direct"),
+            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "ring"),
             "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise or all");
-  EXPECT_EQ(checkAlgoOption(Collective::kBroadcast, "ring"),
-            "--algo: broadcast has one schedule, chain, not 'ring'; use chain or all");
+  EXPECT_EQ(checkAlgoOption(Collective::kReduce, "chain"),
+            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
 }
 
 TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, ""), Tables{std::nullopt});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
-  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"), (Tables{"ring", "direct"}));
-  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"chain"});
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"),
+            (Tables{"ring", "direct", "oneshot", "hierarchical"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
-}
-
-TEST(Algorithm, RowScheduleFollowsHoopsSizeRule) {
-  const ScopedEnv noForce("HOOP_ALGO", nullptr);
-  constexpr size_t k64K = 64 << 10;
-  // direct while bytes * (ranks - 1) <= the limit.
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K, 2, std::nullopt, k64K), "direct");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K + 1, 2, std::nullopt, k64K), "ring");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K / 4, 5, std::nullopt, k64K), "direct");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, k64K / 4 + 1, 5, std::nullopt, k64K), "ring");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, size_t{1} << 30, 1, std::nullopt, k64K),
-            "direct");
-  // --algo wins over the rule; other collectives have their one schedule.
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, "ring", k64K), "ring");
-  EXPECT_EQ(scheduleForRow(Collective::kBroadcast, 8, 2, std::nullopt, k64K), "chain");
-  EXPECT_EQ(scheduleForRow(Collective::kAllGather, 8, 2, "ring", k64K), "ring");
-}
-
-TEST(Algorithm, RowScheduleFollowsHoopAlgo) {
-  const ScopedEnv force("HOOP_ALGO", "ring");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, std::nullopt, 64 << 10), "ring");
-  EXPECT_EQ(scheduleForRow(Collective::kAllReduce, 8, 2, "direct", 64 << 10), "direct");
 }
 
 TEST(Algorithm, DirectLimitFromEnvironment) {

@@ -190,15 +190,17 @@ TEST(Options, Algo) {
   EXPECT_EQ(parseOk({"allreduce", "--algo=direct"}).algo, "direct");
   EXPECT_EQ(parseOk({"allreduce", "--algo", "all"}).algo, "all");
   EXPECT_EQ(parseOk({"allgather", "--algo", "ring"}).algo, "ring");
-  EXPECT_EQ(parseOk({"reduce", "--algo", "chain"}).algo, "chain");
+  EXPECT_EQ(parseOk({"reduce", "--algo", "ring"}).algo, "ring");
   EXPECT_EQ(parseOk({"sendrecv", "--algo", "all"}).algo, "all");
-  EXPECT_EQ(parseError({"allreduce", "--algo", "tree"}),
-            "--algo: unknown allreduce schedule 'tree'; use ring, direct, or all");
+  EXPECT_EQ(
+      parseError({"allreduce", "--algo", "tree"}),
+      "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, hierarchical, or "
+      "all");
   // The check needs the collective, whichever order the flags come in.
-  EXPECT_EQ(parseError({"allgather", "--algo", "direct"}),
-            "--algo: allgather has one schedule, ring, not 'direct'; use ring or all");
-  EXPECT_EQ(parseError({"broadcast", "--algo=ring"}),
-            "--algo: broadcast has one schedule, chain, not 'ring'; use chain or all");
+  EXPECT_EQ(parseError({"reducescatter", "--algo", "direct"}),
+            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
+  EXPECT_EQ(parseError({"reduce", "--algo=chain"}),
+            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
   EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name or all");
 }
 

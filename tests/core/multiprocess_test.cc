@@ -183,6 +183,20 @@ TEST(Algorithm, OneShotIsTheDefaultForSmallAllReducesOverShm) {
   }
 }
 
+// HOOP_ALGO rules by size: below 1 KiB the ring, from there the direct exchange, on every rank.
+TEST(Algorithm, SizeRangesFromHoopAlgoApplyOnEveryRank) {
+  auto results = runWithUniqueId(3, {"--suite", "sweep", "--only", "allreduce"},
+                                 {{"HOOP_ALGO", "allreduce:0-1K=ring,1K-=direct"},
+                                  {"HOOP_DEBUG", "INFO"},
+                                  {"HOOP_DEBUG_SUBSYS", "COLL"}});
+  expectAllPassed(results);
+  for (const auto& result : results) {
+    EXPECT_NE(result.output.find("allreduce uses ring"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("allreduce uses direct"), std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find("allreduce uses one-shot"), std::string::npos) << result.output;
+  }
+}
+
 // Placement from the topology: with a two-socket server's topology every rank finds its NUMA
 // node and NIC, and binds the slots it receives into to that node (here only node 0 exists, so
 // the fixture's cores 0 and 1, on its node 0, are where this machine's ranks run).

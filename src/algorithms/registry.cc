@@ -1,0 +1,40 @@
+#include "algorithms/registry.h"
+
+#include "core/communicator.h"
+
+namespace hoop {
+
+bool hierarchyFits(const Communicator& comm, const CollectiveArgs& /*args*/) {
+  return comm.hostCount() > 1 && comm.localRing().size() > 1;
+}
+
+namespace {
+
+// logName is passed on as a C string: every one is a literal.
+constexpr AlgorithmEntry kAlgorithms[] = {
+    {OpKind::kAllReduce, "ring", "ring", ringAllReduce, nullptr},
+    {OpKind::kAllReduce, "direct", "direct", directAllReduce, nullptr},
+    {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits},
+    {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits},
+    {OpKind::kAllGather, "ring", "ring", ringAllGather, nullptr},
+    {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits},
+    {OpKind::kReduceScatter, "ring", "ring", ringReduceScatter, nullptr},
+    {OpKind::kBroadcast, "ring", "pipelined chain", chainBroadcast, nullptr},
+    {OpKind::kBroadcast, "hierarchical", "hierarchical chains", hierarchicalBroadcast,
+     hierarchyFits},
+    {OpKind::kReduce, "ring", "pipelined chain", chainReduce, nullptr},
+    {OpKind::kAllToAll, "pairwise", "pairwise exchange", pairwiseAllToAll, nullptr},
+};
+
+}  // namespace
+
+std::span<const AlgorithmEntry> algorithmRegistry() { return kAlgorithms; }
+
+const AlgorithmEntry* findAlgorithm(OpKind kind, std::string_view name) {
+  for (const AlgorithmEntry& entry : kAlgorithms) {
+    if (entry.kind == kind && entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+}  // namespace hoop

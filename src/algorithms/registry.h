@@ -1,0 +1,29 @@
+// Every schedule hoop has, by collective: the name HOOP_ALGO uses for it, the name logs and
+// hoop-perf show, and which calls it can serve. The dispatcher and the HOOP_ALGO parser both
+// read this one table, so a schedule exists for both or for neither.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "algorithms/collective.h"
+
+namespace hoop {
+
+struct AlgorithmEntry {
+  OpKind kind;
+  std::string_view name;     // as HOOP_ALGO spells it: "ring"
+  std::string_view logName;  // as the INFO log and hoop-perf print it: "pipelined chain"
+  void (*run)(Communicator&, const CollectiveArgs&);
+  // Whether it can serve this call on this communicator (the same answer on every rank);
+  // nullptr: every call.
+  bool (*fits)(const Communicator&, const CollectiveArgs&);
+};
+
+std::span<const AlgorithmEntry> algorithmRegistry();
+// nullptr when `kind` has no schedule called `name`.
+const AlgorithmEntry* findAlgorithm(OpKind kind, std::string_view name);
+// Whether the hierarchy fits: several hosts with the same number (two or more) of ranks each.
+bool hierarchyFits(const Communicator& comm, const CollectiveArgs& args);
+
+}  // namespace hoop
