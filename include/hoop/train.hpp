@@ -55,6 +55,7 @@ struct HOOP_TRAIN_API EngineStats {
   size_t cacheHits = 0;          // requests agreed through the response cache
   size_t collectiveCalls = 0;    // data collectives issued (one per fused group)
   size_t fusedTensors = 0;       // allreduces that shared a collective call with another
+  size_t largestFusedBytes = 0;  // the largest fusion buffer reduced in one call
   size_t completedRequests = 0;  // requests finished successfully
   size_t failedRequests = 0;     // requests finished with an error
 };

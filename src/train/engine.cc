@@ -52,6 +52,7 @@ struct Engine::Impl {
                     Clock::time_point now);
   std::vector<std::vector<Announcement>> exchange(const std::vector<Announcement>& mine);
   void finish(LocalRequest& request, hoopResult_t code, const std::string& message);
+  void deliverCompletions();
   void completeJoin(const CycleOutcome& outcome);
   void failEverything(hoopResult_t code, const std::string& message);
   std::string prefix() const { return "rank " + std::to_string(rank) + ": "; }
@@ -82,6 +83,14 @@ struct Engine::Impl {
   std::unordered_map<std::string, std::list<LocalRequest>::iterator> pendingByName;
   std::set<std::string> warnedStalls;
   std::vector<bool> previouslyJoined;
+  // Finished this cycle; handed to waiters only after the stats count them, so a waiter that
+  // wakes up reads stats that include its request.
+  struct Completion {
+    Handle handle;
+    hoopResult_t code;
+    std::string message;
+  };
+  std::vector<Completion> completions;
   std::thread thread;
 };
 
@@ -138,7 +147,7 @@ void Engine::Impl::runCycles() {
   } catch (const Exception& e) {
     failEverything(e.code(), e.what());
   } catch (const std::exception& e) {
-    failEverything(hoopInternalError, prefix() + "training engine: " + e.what());
+    failEverything(hoopInternalError, std::string("training engine: ") + e.what());
   }
 }
 
@@ -195,7 +204,7 @@ bool Engine::Impl::cycle() {
                                           hoopMin, comm, nullptr);
       result != hoopSuccess) {
     throw Exception(result,
-                    prefix() + "training engine negotiation failed: " + hoopGetLastError(comm));
+                    std::string("training engine negotiation failed: ") + hoopGetLastError(comm));
   }
   const bool byName = control[ControlLayout::kNothingToAnnounce] == 0;
   std::vector<std::vector<Announcement>> announcements;
@@ -228,9 +237,11 @@ bool Engine::Impl::cycle() {
                       [](const Response& response) { return response.fromCache; }));
     stats.collectiveCalls += counters.collectiveCalls;
     stats.fusedTensors += counters.fusedTensors;
+    stats.largestFusedBytes = std::max(stats.largestFusedBytes, counters.largestFusedBytes);
     stats.completedRequests += finishedOk;
     stats.failedRequests += finishedFailed;
   }
+  deliverCompletions();
   completeJoin(outcome);
 
   if (outcome.shuttingDown) {
@@ -272,8 +283,8 @@ std::vector<std::vector<Announcement>> Engine::Impl::exchange(
     const std::vector<Announcement>& mine) {
   auto checked = [&](hoopResult_t result) {
     if (result != hoopSuccess) {
-      throw Exception(result,
-                      prefix() + "training engine name exchange failed: " + hoopGetLastError(comm));
+      throw Exception(
+          result, std::string("training engine name exchange failed: ") + hoopGetLastError(comm));
     }
   };
   const std::vector<uint8_t> bytes = encodeAnnouncements(mine);
@@ -293,12 +304,19 @@ std::vector<std::vector<Announcement>> Engine::Impl::exchange(
 }
 
 void Engine::Impl::finish(LocalRequest& request, hoopResult_t code, const std::string& message) {
-  handles.complete(request.handle, code, message.empty() ? message : prefix() + message);
+  completions.push_back({request.handle, code, message.empty() ? message : prefix() + message});
   auto found = pendingByName.find(request.name);
   if (found != pendingByName.end()) {
     pending.erase(found->second);
     pendingByName.erase(found);
   }
+}
+
+void Engine::Impl::deliverCompletions() {
+  for (Completion& completion : completions) {
+    handles.complete(completion.handle, completion.code, std::move(completion.message));
+  }
+  completions.clear();
 }
 
 void Engine::Impl::completeJoin(const CycleOutcome& outcome) {
@@ -332,6 +350,7 @@ void Engine::Impl::failEverything(hoopResult_t code, const std::string& message)
     failure = message;
   }
   joinChanged.notify_all();
+  deliverCompletions();  // what finished before the failure still succeeded
   adoptIncoming();
   size_t failed = 0;
   while (!pending.empty()) {

@@ -76,6 +76,7 @@ void ResponseExecutor::runFused(const Bucket& bucket, const Finish& finish,
             bucket.members.front().first->name + "'");
   ++counters.collectiveCalls;
   counters.fusedTensors += bucket.members.size();
+  counters.largestFusedBytes = std::max(counters.largestFusedBytes, bucket.bytes);
 
   offset = 0;
   for (const auto& [response, request] : bucket.members) {

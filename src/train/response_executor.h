@@ -19,6 +19,7 @@ namespace hoop::train {
 struct ExecutionCounters {
   size_t collectiveCalls = 0;
   size_t fusedTensors = 0;
+  size_t largestFusedBytes = 0;
 };
 
 class ResponseExecutor {
