@@ -91,13 +91,19 @@ class HOOP_TRAIN_API Engine {
   // Each rank contributes `count` elements (counts may differ between ranks). Once every rank's
   // count is known, `allocate(perRankCounts)` is called on the engine's thread and returns room for
   // their sum; the result holds rank 0's elements, then rank 1's, and so on.
-  using AllGatherAllocator = std::function<void*(const std::vector<size_t>& perRankCounts)>;
+  using Allocator = std::function<void*(const std::vector<size_t>& perRankCounts)>;
+  using AllGatherAllocator = Allocator;
   Handle allGather(std::string name, const void* send, size_t count, hoopDataType_t type,
                    AllGatherAllocator allocate);
   // send holds size() blocks of countPerRank elements; block j goes to rank j, and block i of recv
   // comes from rank i.
   Handle allToAll(std::string name, const void* send, void* recv, size_t countPerRank,
                   hoopDataType_t type);
+  // Uneven all-to-all: sendCounts[j] elements go to rank j (send holds them back to back, rank 0's
+  // first). Once every rank's counts are known, `allocate(recvCounts)` is called on the engine's
+  // thread and returns room for their sum; the elements from rank i follow those from rank i - 1.
+  Handle allToAll(std::string name, const void* send, std::vector<size_t> sendCounts,
+                  hoopDataType_t type, Allocator allocate);
   // send holds size() blocks of recvCount elements; rank r receives block r reduced over ranks.
   Handle reduceScatter(std::string name, const void* send, void* recv, size_t recvCount,
                        hoopDataType_t type, hoopRedOp_t op = hoopSum);

@@ -92,7 +92,7 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
     }
     if (complete) {
       Response response = settle(n, outcome.joined);
-      if (response.errorCode == hoopSuccess && response.shape.kind != RequestKind::kAllGather) {
+      if (response.errorCode == hoopSuccess && !countIsPerRank(response.shape.kind)) {
         remember(response.name, response.shape);
       }
       outcome.responses.push_back(std::move(response));

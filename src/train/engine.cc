@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <list>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -111,6 +112,11 @@ void Engine::Impl::validate(const LocalRequest& request) const {
   }
   if (shape.kind == RequestKind::kBroadcast && (shape.root < 0 || shape.root >= nranks)) {
     reject("root " + std::to_string(shape.root) + " is outside 0.." + std::to_string(nranks - 1));
+  }
+  if (shape.kind == RequestKind::kAllToAllv &&
+      request.sendCounts.size() != static_cast<size_t>(nranks)) {
+    reject(std::to_string(request.sendCounts.size()) + " send counts for " +
+           std::to_string(nranks) + " ranks");
   }
   if (inputElements(shape, nranks) > 0 && request.send == nullptr) reject("no input buffer");
   if (outputElements(shape, nranks) > 0 && request.recv == nullptr) reject("no output buffer");
@@ -417,6 +423,18 @@ Engine::Handle Engine::allToAll(std::string name, const void* send, void* recv, 
   request.shape = {RequestKind::kAllToAll, type, hoopSum, 0, countPerRank, 1.0, 1.0};
   request.send = send;
   request.recv = recv;
+  return impl_->submit(std::move(request));
+}
+
+Engine::Handle Engine::allToAll(std::string name, const void* send, std::vector<size_t> sendCounts,
+                                hoopDataType_t type, Allocator allocate) {
+  LocalRequest request;
+  request.name = std::move(name);
+  const size_t total = std::accumulate(sendCounts.begin(), sendCounts.end(), size_t{0});
+  request.shape = {RequestKind::kAllToAllv, type, hoopSum, 0, total, 1.0, 1.0};
+  request.send = send;
+  request.sendCounts = std::move(sendCounts);
+  request.allocate = std::move(allocate);
   return impl_->submit(std::move(request));
 }
 

@@ -278,8 +278,38 @@ void collectivesSuite(Engine& engine) {
   }
   const auto alltoall =
       engine.allToAll("alltoall", alltoallIn.data(), alltoallOut.data(), 2, hoopInt32);
+  // Uneven all-to-all: rank s sends s + d + 1 elements to rank d, valued s * 1000 + d * 100 + k.
+  std::vector<size_t> sendCounts(ranks);
+  std::vector<int32_t> unevenIn;
+  for (size_t d = 0; d < ranks; ++d) {
+    sendCounts[d] = self + d + 1;
+    for (size_t k = 0; k < sendCounts[d]; ++k) {
+      unevenIn.push_back(static_cast<int32_t>(self * 1000 + d * 100 + k));
+    }
+  }
+  std::vector<int32_t> unevenOut;
+  std::vector<size_t> unevenCounts;
+  const auto uneven = engine.allToAll(
+      "alltoallv", unevenIn.data(), sendCounts, hoopInt32,
+      [&](const std::vector<size_t>& recvCounts) -> void* {
+        unevenCounts = recvCounts;
+        unevenOut.resize(std::accumulate(recvCounts.begin(), recvCounts.end(), size_t{0}));
+        return unevenOut.data();
+      });
   const auto barrier = engine.barrier("barrier");
-  for (auto h : {barrier, alltoall, scatter, bcast2, bcast1, gather}) engine.wait(h);
+  for (auto h : {barrier, uneven, alltoall, scatter, bcast2, bcast1, gather}) engine.wait(h);
+
+  size_t next = 0;
+  for (size_t s = 0; s < ranks; ++s) {
+    expect(unevenCounts.size() == ranks && unevenCounts[s] == s + self + 1,
+           "alltoallv count from rank " + std::to_string(s));
+    for (size_t k = 0; k < s + self + 1 && next < unevenOut.size(); ++k, ++next) {
+      expect(unevenOut[next] == static_cast<int32_t>(s * 1000 + self * 100 + k),
+             "alltoallv element " + std::to_string(next) + " = " + std::to_string(unevenOut[next]));
+    }
+  }
+  expect(next == unevenOut.size() && next == ranks * (ranks + 1) / 2 + ranks * self,
+         "alltoallv size " + std::to_string(unevenOut.size()));
 
   size_t at = 0;
   for (size_t r = 0; r < ranks; ++r) {
