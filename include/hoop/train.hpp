@@ -120,10 +120,12 @@ class HOOP_TRAIN_API Engine {
   // True once the request finished, successfully or not. Does not release the handle.
   bool poll(Handle handle);
   // Blocks until the request finished and releases the handle; throws hoop::Exception naming the
-  // tensor, the operation and the rank(s) when it failed.
+  // tensor, the operation and the rank(s) when it failed. A handle already released returns at
+  // once (synchronize() releases only successful requests, so nothing failed goes unreported).
   void wait(Handle handle);
-  // Waits for every request this rank submitted so far (and releases their handles); throws the
-  // first failure after all of them finished.
+  // Waits until every request this rank submitted so far finished. Releases the successful ones;
+  // failed ones stay for their own wait(), and the first failure not yet reported by an earlier
+  // synchronize() is thrown.
   void synchronize();
 
   Stats stats() const;

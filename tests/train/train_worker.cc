@@ -247,6 +247,20 @@ void mismatchSuite(Engine& engine) {
   std::vector<int32_t> good(3, gRank);
   engine.wait(engine.allReduce("good", good.data(), good.data(), 3, hoopInt32, hoopMax));
   expect(good[2] == gSize - 1, "allreduce after a mismatch gave " + std::to_string(good[2]));
+
+  // synchronize() reports a failure once and keeps the failed handle for its own wait().
+  std::vector<int32_t> fine(2, 1);
+  const auto failing =
+      engine.allReduce("bad", bad.data(), bad.data(), bad.size(), hoopFloat32, hoopSum);
+  const auto succeeding = engine.allReduce("fine", fine.data(), fine.data(), 2, hoopInt32, hoopSum);
+  const std::string first = errorOf([&] { engine.synchronize(); });
+  expect(contains(first, "'bad'"), "synchronize() did not report the failure: " + first);
+  expect(errorOf([&] { engine.synchronize(); }).empty(), "a failure was reported twice");
+  expect(engine.poll(succeeding) && errorOf([&] { engine.wait(succeeding); }).empty(),
+         "a released successful handle must wait() at once");
+  expect(contains(errorOf([&] { engine.wait(failing); }), "'bad'"),
+         "the failed handle lost its error");
+  expect(fine[1] == gSize, "allreduce next to a failure gave " + std::to_string(fine[1]));
 }
 
 // Allgather with a different count per rank, broadcast from two roots, reduce-scatter,
