@@ -34,7 +34,7 @@ Coordinator::Coordinator(int nranks, size_t cacheCapacity, double stallTimeoutSe
 ControlLayout Coordinator::layout() const {
   ControlLayout layout;
   layout.cache = ControlLayout::kJoined + static_cast<size_t>(nranks_);
-  layout.negotiations = layout.cache + 2 * cache_.size();
+  layout.negotiations = layout.cache + cache_.size();
   layout.total = layout.negotiations + negotiations_.size();
   return layout;
 }
@@ -64,9 +64,7 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
 
   // Cached names first, in slot order: the cheap path of the steady state.
   for (size_t slot = 0; slot < cache_.size(); ++slot) {
-    const bool everyRank = control[before.cache + 2 * slot] == 1;
-    const bool someRankHasIt = control[before.cache + 2 * slot + 1] == 0;
-    if (everyRank && someRankHasIt) {
+    if (control[before.cache + slot] == kHas) {
       Response response;
       response.name = cache_[slot].name;
       response.shape = cache_[slot].shape;

@@ -8,9 +8,9 @@
 //   [0]                     1 when this rank announces nothing by name this cycle
 //   [1]                     1 when this rank's engine is shutting down
 //   [2, 2 + n)              byte r: whether rank r has joined (other ranks write 1)
-//   cache, 2 per entry      [has it or joined, does not have it]: ready when the first is 1 on
-//                           every rank and the second is 0 on some rank (a rank really has it, so
-//                           ranks that all joined do not run names nobody submitted)
+//   cache, 1 per entry      a CacheVote: the minimum is kHas exactly when every rank has the
+//                           request or joined, and some rank really has it (so ranks that all
+//                           joined do not run names nobody submitted)
 //   negotiations, 1 each    0 when this rank considers that name stalled
 #pragma once
 
@@ -27,6 +27,8 @@
 #include "train/request_shape.h"
 
 namespace hoop::train {
+
+enum CacheVote : uint8_t { kMissing = 0, kHas = 1, kJoinedWithout = 2 };
 
 struct ControlLayout {
   static constexpr size_t kNothingToAnnounce = 0;

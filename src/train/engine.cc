@@ -186,7 +186,7 @@ bool Engine::Impl::cycle() {
   control[ControlLayout::kShuttingDown] = stopVote ? 1 : 0;
   control[ControlLayout::kJoined + static_cast<size_t>(rank)] = joinVote ? 1 : 0;
   for (size_t slot = 0; slot < coordinator.cacheSize(); ++slot) {
-    control[layout.cache + 2 * slot] = joinVote ? 1 : 0;
+    control[layout.cache + slot] = joinVote ? kJoinedWithout : kMissing;
   }
   // A cached request that has waited half the stall time goes by name, so the stall check (which
   // watches names under negotiation) sees it too.
@@ -196,8 +196,7 @@ bool Engine::Impl::cycle() {
     if (request.announcedByName) continue;
     const auto slot = coordinator.cacheSlot(request.name, request.shape);
     if (slot && now - request.submittedAt < stallWarning) {
-      control[layout.cache + 2 * *slot] = 1;
-      control[layout.cache + 2 * *slot + 1] = 0;
+      control[layout.cache + *slot] = kHas;
     } else {
       announce.push_back({request.name, request.shape});
       request.announcedByName = true;

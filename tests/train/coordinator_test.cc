@@ -49,13 +49,12 @@ class Simulation {
       std::vector<uint8_t> control(layout.total, 1);
       control[ControlLayout::kJoined + r] = self.joined ? 1 : 0;
       for (size_t s = 0; s < coordinator.cacheSize(); ++s) {
-        control[layout.cache + 2 * s] = self.joined ? 1 : 0;
+        control[layout.cache + s] = self.joined ? kJoinedWithout : kMissing;
       }
       for (const auto& [name, shape] : self.pending) {
         if (self.announced.count(name) != 0) continue;
         if (auto slot = coordinator.cacheSlot(name, shape)) {
-          control[layout.cache + 2 * *slot] = 1;
-          control[layout.cache + 2 * *slot + 1] = 0;
+          control[layout.cache + *slot] = kHas;
         } else {
           announcements[r].push_back({name, shape});
           self.announced.insert(name);
