@@ -114,7 +114,9 @@ class HOOP_TRAIN_API Engine {
   // in the others' requests with zeros (allreduce, reduce-scatter, all-to-all), nothing (allgather
   // contributes no elements) or a scratch buffer (broadcast from another rank), so uneven numbers
   // of steps per rank do not deadlock. Blocks until every rank has joined; returns the last rank
-  // to join (the highest one when several joined in the same cycle). Collective.
+  // to join (the highest one when several joined in the same cycle). Collective. A rank whose
+  // engine is being destroyed counts as joined here, but contributes nothing: names it never
+  // submits stall on the others instead of silently getting its zeros.
   int join();
 
   // True once the request finished, successfully or not. Does not release the handle.

@@ -33,7 +33,7 @@ Coordinator::Coordinator(int nranks, size_t cacheCapacity, double stallTimeoutSe
 
 ControlLayout Coordinator::layout() const {
   ControlLayout layout;
-  layout.cache = ControlLayout::kJoined + static_cast<size_t>(nranks_);
+  layout.cache = ControlLayout::kRankStatus + static_cast<size_t>(nranks_);
   layout.negotiations = layout.cache + cache_.size();
   layout.total = layout.negotiations + negotiations_.size();
   return layout;
@@ -54,13 +54,14 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
                                  std::chrono::steady_clock::time_point now) {
   const ControlLayout before = layout();
   CycleOutcome outcome;
-  outcome.shuttingDown = control[ControlLayout::kShuttingDown] == 1;
-  outcome.joined.resize(static_cast<size_t>(nranks_));
-  for (size_t r = 0; r < outcome.joined.size(); ++r) {
-    outcome.joined[r] = control[ControlLayout::kJoined + r] == 1;
-  }
-  outcome.allJoined =
-      std::all_of(outcome.joined.begin(), outcome.joined.end(), [](bool joined) { return joined; });
+  const std::span<const uint8_t> status =
+      control.subspan(ControlLayout::kRankStatus, static_cast<size_t>(nranks_));
+  outcome.joined.resize(status.size());
+  for (size_t r = 0; r < status.size(); ++r) outcome.joined[r] = status[r] == kJoined;
+  auto all = [&](auto predicate) { return std::all_of(status.begin(), status.end(), predicate); };
+  outcome.shuttingDown = all([](uint8_t s) { return s == kStopping; });
+  outcome.allJoined = all([](uint8_t s) { return s != kActive; }) &&
+                      std::find(status.begin(), status.end(), kJoined) != status.end();
 
   // Cached names first, in slot order: the cheap path of the steady state.
   for (size_t slot = 0; slot < cache_.size(); ++slot) {

@@ -181,10 +181,14 @@ bool Engine::Impl::cycle() {
   const Clock::time_point now = Clock::now();
   const ControlLayout layout = coordinator.layout();
 
-  // See coordinator.h for the layout; every byte is ANDed (hoopMin) across ranks.
+  // See coordinator.h for the layout; every byte is reduced with hoopMin across ranks.
   std::vector<uint8_t> control(layout.total, 1);
-  control[ControlLayout::kShuttingDown] = stopVote ? 1 : 0;
-  control[ControlLayout::kJoined + static_cast<size_t>(rank)] = joinVote ? 1 : 0;
+  for (int r = 0; r < nranks; ++r) {
+    control[ControlLayout::kRankStatus + static_cast<size_t>(r)] = kNotMine;
+  }
+  control[ControlLayout::kRankStatus + static_cast<size_t>(rank)] =
+      stopVote ? kStopping : (joinVote ? kJoined : kActive);
+  joinVote = joinVote && !stopVote;
   for (size_t slot = 0; slot < coordinator.cacheSize(); ++slot) {
     control[layout.cache + slot] = joinVote ? kJoinedWithout : kMissing;
   }
@@ -329,14 +333,17 @@ void Engine::Impl::completeJoin(const CycleOutcome& outcome) {
     previouslyJoined = outcome.joined;
     return;
   }
-  // The last to join: among the ranks that joined in this cycle, the highest.
-  int last = nranks - 1;
-  for (int r = nranks - 1; r >= 0; --r) {
-    if (!previouslyJoined[static_cast<size_t>(r)]) {
-      last = r;
-      break;
-    }
+  // The last to join: the highest of the ranks that joined in this cycle (or, when every joined
+  // rank had joined before and a stopping rank completed the join, the highest joined rank).
+  int last = -1;
+  int highestJoined = -1;
+  for (int r = nranks - 1; r >= 0 && last < 0; --r) {
+    const auto index = static_cast<size_t>(r);
+    if (!outcome.joined[index]) continue;
+    if (highestJoined < 0) highestJoined = r;
+    if (!previouslyJoined[index]) last = r;
   }
+  if (last < 0) last = highestJoined;
   std::fill(previouslyJoined.begin(), previouslyJoined.end(), false);
   {
     std::lock_guard lock(mutex);

@@ -22,6 +22,7 @@ struct SimulatedRank {
   std::vector<std::pair<std::string, RequestShape>> pending;  // submission order
   std::set<std::string> announced;
   bool joined = false;
+  bool stopping = false;
   std::set<std::string> stallVotes;  // names this rank considers stalled
 };
 
@@ -47,7 +48,11 @@ class Simulation {
       EXPECT_EQ(coordinator.layout().total, layout.total) << "rank " << r;
       SimulatedRank& self = ranks_[r];
       std::vector<uint8_t> control(layout.total, 1);
-      control[ControlLayout::kJoined + r] = self.joined ? 1 : 0;
+      for (size_t other = 0; other < ranks_.size(); ++other) {
+        control[ControlLayout::kRankStatus + other] = kNotMine;
+      }
+      control[ControlLayout::kRankStatus + r] =
+          self.stopping ? kStopping : (self.joined ? kJoined : kActive);
       for (size_t s = 0; s < coordinator.cacheSize(); ++s) {
         control[layout.cache + s] = self.joined ? kJoinedWithout : kMissing;
       }
@@ -237,12 +242,27 @@ TEST(Coordinator, CacheCapacityZeroNegotiatesEveryTime) {
 }
 
 TEST(Coordinator, ShutdownNeedsEveryRank) {
-  Coordinator coordinator(2, 4, 1.0);
-  std::vector<uint8_t> control(coordinator.layout().total, 1);
-  control[ControlLayout::kShuttingDown] = 0;
-  EXPECT_FALSE(coordinator.decide(control, {}, Clock::now()).shuttingDown);
-  control[ControlLayout::kShuttingDown] = 1;
-  EXPECT_TRUE(coordinator.decide(control, {}, Clock::now()).shuttingDown);
+  Simulation sim(2);
+  sim.rank(0).stopping = true;
+  sim.cycle();
+  EXPECT_FALSE(sim.outcome().shuttingDown);
+  sim.rank(1).stopping = true;
+  sim.cycle();
+  EXPECT_TRUE(sim.outcome().shuttingDown);
+}
+
+TEST(Coordinator, StoppingRankCompletesAJoinButContributesNothing) {
+  Simulation sim(2);
+  sim.submit(0, "g", allreduce(2));
+  sim.submit(1, "g", allreduce(2));
+  sim.cycle();
+  sim.rank(1).stopping = true;
+  sim.submit(0, "g", allreduce(2));
+  EXPECT_EQ(sim.cycle(), Names{});  // cached, but the stopping rank does not stand in for it
+  sim.rank(0).joined = true;
+  sim.cycle();
+  EXPECT_TRUE(sim.outcome().allJoined);
+  EXPECT_EQ(sim.outcome().joined, (std::vector<bool>{true, false}));
 }
 
 }  // namespace

@@ -56,6 +56,10 @@ TEST_P(Ranks, GradientReducerAndBroadcastParameters) {
 
 INSTANTIATE_TEST_SUITE_P(TwoToFour, Ranks, ::testing::Values(2, 3, 4));
 
+TEST(Join, RanksThatShutDownLetTheLastJoinComplete) {
+  expectEveryRankOk(runJob(3, "stop-join"), 3, "stop-join");
+}
+
 TEST(Fusion, ManySmallTensorsBecomeFewCallsUnderTheThreshold) {
   // A long cycle so all 100 submissions land in one or two cycles.
   const auto result =

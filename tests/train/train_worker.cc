@@ -448,6 +448,13 @@ int main(int argc, char** argv) {
         joinSuite(engine);
       } else if (suite == "reducer") {
         reducerSuite(engine);
+      } else if (suite == "stop-join") {
+        // Every rank but 0 shuts its engine down at once; rank 0's join still completes (a
+        // stopping rank has no more data), and then the shutdown completes everywhere.
+        if (gRank == 0) {
+          const int last = engine.join();
+          expect(last == 0, "join returned " + std::to_string(last));
+        }
       } else if (suite == "dead-peer") {
         // Rank 1 vanishes without a word; the others' requests fail instead of hanging.
         if (gRank == 1) _exit(0);
