@@ -38,7 +38,8 @@ struct HOOP_TRAIN_API EngineOptions {
   double cycleTimeMs = 1.0;
   // A name that some ranks submitted and others did not is first warned about after half this
   // time, then failed on every rank with an error naming the tensor and the missing ranks
-  // (HOOP_STALL_CHECK_TIME, seconds).
+  // (HOOP_STALL_CHECK_TIME, seconds; 0 turns the check off, and a missing rank then means waiting
+  // until it submits).
   double stallTimeoutSeconds = 60.0;
   // At most this many names are remembered by the response cache (HOOP_CACHE_CAPACITY; 0 turns the
   // cache off, so every request is negotiated by name).

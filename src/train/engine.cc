@@ -194,12 +194,14 @@ bool Engine::Impl::cycle() {
   }
   // A cached request that has waited half the stall time goes by name, so the stall check (which
   // watches names under negotiation) sees it too.
+  const bool stallChecks = options.stallTimeoutSeconds > 0;
   const Clock::duration stallWarning = seconds(options.stallTimeoutSeconds / 2);
   std::vector<Announcement> announce;
   for (LocalRequest& request : pending) {
     if (request.announcedByName) continue;
     const auto slot = coordinator.cacheSlot(request.name, request.shape);
-    if (slot && now - request.submittedAt < stallWarning) {
+    const bool waitedLong = stallChecks && now - request.submittedAt >= stallWarning;
+    if (slot && !waitedLong) {
       control[layout.cache + *slot] = kHas;
     } else {
       announce.push_back({request.name, request.shape});
@@ -263,6 +265,7 @@ bool Engine::Impl::cycle() {
 
 void Engine::Impl::voteOnStalls(std::vector<uint8_t>& control, const ControlLayout& layout,
                                 Clock::time_point now) {
+  if (options.stallTimeoutSeconds <= 0) return;  // checks turned off
   const Clock::duration limit = seconds(options.stallTimeoutSeconds);
   const auto& negotiations = coordinator.negotiations();
   for (size_t i = 0; i < negotiations.size(); ++i) {
