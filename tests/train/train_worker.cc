@@ -359,8 +359,28 @@ void joinSuite(Engine& engine) {
     std::vector<float> f(3, static_cast<float>(gRank + 1));
     const auto h1 = engine.allReduce("g", g.data(), g.data(), g.size(), hoopInt32, hoopSum);
     const auto h2 = engine.allReduce("f", f.data(), f.data(), f.size(), hoopFloat32, hoopSum);
+    // Each rank gathers rank + 1 copies of its rank; ranks that joined contribute nothing.
+    const std::vector<int64_t> mine(static_cast<size_t>(gRank) + 1, gRank);
+    std::vector<size_t> counts;
+    std::vector<int64_t> all;
+    const auto h3 =
+        engine.allGather("ag", mine.data(), mine.size(), hoopInt64,
+                         [&](const std::vector<size_t>& perRank) -> void* {
+                           counts = perRank;
+                           all.resize(std::accumulate(perRank.begin(), perRank.end(), size_t{0}));
+                           return all.data();
+                         });
     engine.wait(h1);
     engine.wait(h2);
+    engine.wait(h3);
+    std::vector<int64_t> expectedAll;
+    for (int r = 0; r < gSize; ++r) {
+      const size_t n = r + 2 > step ? static_cast<size_t>(r) + 1 : 0;
+      expect(counts.size() == static_cast<size_t>(gSize) && counts[static_cast<size_t>(r)] == n,
+             "allgather count of rank " + std::to_string(r) + " at step " + std::to_string(step));
+      expectedAll.insert(expectedAll.end(), n, r);
+    }
+    expect(all == expectedAll, "allgather after a join at step " + std::to_string(step));
     // Ranks still stepping at this step: those with r + 2 > step.
     int expected = 0;
     for (int r = 0; r < gSize; ++r) expected += (r + 2 > step) ? r + 1 : 0;
@@ -430,6 +450,13 @@ int main(int argc, char** argv) {
     gRank = comm.rank();
     gSize = comm.size();
     EngineOptions options = EngineOptions::fromEnvironment();
+    if (suite == "reducer") {
+      // broadcastParameters straight on the communicator, before any engine uses it.
+      std::vector<int16_t> weights(5, static_cast<int16_t>(gRank + 1));
+      const hoop::train::NamedBuffer direct[] = {{"w", weights.data(), 5, hoopFloat16}};
+      hoop::train::broadcastParameters(comm.handle(), direct, gSize - 1);
+      expect(weights[4] == gSize, "broadcastParameters on the communicator");
+    }
     {
       Engine engine(comm.handle(), options);
       if (suite == "shuffled") {
