@@ -87,6 +87,20 @@ class HOOP_TRAIN_API Engine {
   Handle allReduce(std::string name, const void* send, void* recv, size_t count,
                    hoopDataType_t type, hoopRedOp_t op = hoopSum, double prescale = 1.0,
                    double postscale = 1.0);
+  // Horovod's grouped_allreduce: the requests reach this rank's engine together, so once every
+  // rank submitted the group they are agreed in one cycle and fused together (up to the
+  // threshold, in this order). One handle per request, in the same order. Nothing is submitted
+  // when one request is invalid (the exception says which).
+  struct AllReduceRequest {
+    std::string name;
+    const void* send;
+    void* recv;
+    size_t count;
+    hoopDataType_t type;
+  };
+  std::vector<Handle> groupedAllReduce(std::vector<AllReduceRequest> requests,
+                                       hoopRedOp_t op = hoopSum, double prescale = 1.0,
+                                       double postscale = 1.0);
   // root's data is copied into data on every rank.
   Handle broadcast(std::string name, void* data, size_t count, hoopDataType_t type, int root);
   // Each rank contributes `count` elements (counts may differ between ranks). Once every rank's

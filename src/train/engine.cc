@@ -45,6 +45,8 @@ struct Engine::Impl {
         previouslyJoined(static_cast<size_t>(nranks)) {}
 
   Handle submit(LocalRequest request);
+  // All or nothing, and adopted by the engine thread in one cycle.
+  std::vector<Handle> submitTogether(std::vector<LocalRequest> requests);
   void validate(const LocalRequest& request) const;
   void runCycles();
   bool cycle();
@@ -123,21 +125,40 @@ void Engine::Impl::validate(const LocalRequest& request) const {
 }
 
 Engine::Handle Engine::Impl::submit(LocalRequest request) {
-  validate(request);
-  request.handle = handles.open(request.name, kindName(request.shape.kind), rank);
-  request.submittedAt = Clock::now();
-  std::unique_lock lock(mutex);
-  if (stopped) {
-    const std::string message = prefix() + kindName(request.shape.kind) + " of tensor '" +
-                                request.name + "' cannot run: the engine stopped: " + failure;
-    const hoopResult_t code = failureCode;
-    lock.unlock();
-    handles.complete(request.handle, code, message);
-    return request.handle;
+  std::vector<LocalRequest> one;
+  one.push_back(std::move(request));
+  return submitTogether(std::move(one)).front();
+}
+
+std::vector<Engine::Handle> Engine::Impl::submitTogether(std::vector<LocalRequest> requests) {
+  for (const LocalRequest& request : requests) validate(request);
+  std::vector<Handle> opened;
+  try {
+    for (LocalRequest& request : requests) {
+      request.handle = handles.open(request.name, kindName(request.shape.kind), rank);
+      opened.push_back(request.handle);
+    }
+  } catch (...) {
+    for (Handle handle : opened) handles.discard(handle);
+    throw;
   }
-  const Handle handle = request.handle;
-  incoming.push_back(std::move(request));
-  return handle;
+  const Clock::time_point now = Clock::now();
+  for (LocalRequest& request : requests) request.submittedAt = now;
+
+  std::unique_lock lock(mutex);
+  if (!stopped) {
+    for (LocalRequest& request : requests) incoming.push_back(std::move(request));
+    return opened;
+  }
+  const std::string why = failure;
+  const hoopResult_t code = failureCode;
+  lock.unlock();
+  for (const LocalRequest& request : requests) {
+    handles.complete(request.handle, code,
+                     prefix() + kindName(request.shape.kind) + " of tensor '" + request.name +
+                         "' cannot run: the engine stopped: " + why);
+  }
+  return opened;
 }
 
 void Engine::Impl::runCycles() {
@@ -403,6 +424,20 @@ Engine::Handle Engine::allReduce(std::string name, const void* send, void* recv,
   request.send = send;
   request.recv = recv;
   return impl_->submit(std::move(request));
+}
+
+std::vector<Engine::Handle> Engine::groupedAllReduce(std::vector<AllReduceRequest> requests,
+                                                     hoopRedOp_t op, double prescale,
+                                                     double postscale) {
+  std::vector<LocalRequest> locals(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    AllReduceRequest& r = requests[i];
+    locals[i].name = std::move(r.name);
+    locals[i].shape = {RequestKind::kAllReduce, r.type, op, 0, r.count, prescale, postscale};
+    locals[i].send = r.send;
+    locals[i].recv = r.recv;
+  }
+  return impl_->submitTogether(std::move(locals));
 }
 
 Engine::Handle Engine::broadcast(std::string name, void* data, size_t count, hoopDataType_t type,

@@ -35,6 +35,14 @@ void HandleTable::complete(Handle handle, hoopResult_t code, std::string message
   finished_.notify_all();
 }
 
+void HandleTable::discard(Handle handle) {
+  std::lock_guard lock(mutex_);
+  auto state = states_.find(handle);
+  if (state == states_.end()) return;
+  if (!state->second.done) namesInFlight_.erase(state->second.name);
+  states_.erase(state);
+}
+
 HandleTable::State* HandleTable::find(Handle handle, const char* call) {
   auto state = states_.find(handle);
   if (state != states_.end()) return &state->second;

@@ -22,6 +22,8 @@ class HandleTable {
   Handle open(const std::string& name, const char* operation, int rank);
   // Marks the request finished (message empty on success) and frees its name for reuse.
   void complete(Handle handle, hoopResult_t code, std::string message);
+  // Forgets a handle that was never handed to the user (a rejected group) and frees its name.
+  void discard(Handle handle);
 
   // A handle given out and since released counts as finished (released handles succeeded, or
   // their failure was already thrown by wait()).

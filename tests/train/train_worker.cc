@@ -123,51 +123,81 @@ void shuffledSuite(Engine& engine) {
   }
 }
 
-// 100 tensors of 256 bytes under a 4 KiB threshold: at least 100 * 256 / 4096 calls, never one
-// over the threshold, and far fewer calls than tensors.
+// 100 tensors of 256 bytes, reduced twice: as one group (which reaches the negotiation in one
+// cycle, so the packing is exact: ceil(100 * 256 / threshold) calls, each at most the threshold),
+// then submitted one by one (which may straddle cycles: fewer calls than tensors, none over the
+// threshold).
 void fusionSuite(Engine& engine, size_t threshold) {
   constexpr size_t kTensors = 100;
   constexpr size_t kCount = 64;
   std::vector<std::vector<float>> data(kTensors);
+  auto fill = [&] {
+    for (size_t t = 0; t < kTensors; ++t) {
+      data[t].clear();
+      for (size_t i = 0; i < kCount; ++i) {
+        data[t].push_back(static_cast<float>(valueOf(t, gRank, i)));
+      }
+    }
+  };
+  auto exact = [&](const char* how) {
+    for (size_t t = 0; t < kTensors; ++t) {
+      for (size_t i = 0; i < kCount; ++i) {
+        float expected = 0;
+        for (int r = 0; r < gSize; ++r) expected += static_cast<float>(valueOf(t, r, i));
+        if (data[t][i] != expected) {
+          expect(false, std::string(how) + " tensor " + std::to_string(t) + " element " +
+                            std::to_string(i) + " = " + std::to_string(data[t][i]) + ", expected " +
+                            std::to_string(expected));
+          return;
+        }
+      }
+    }
+  };
+
+  fill();
+  std::vector<Engine::AllReduceRequest> group;
+  for (size_t t = 0; t < kTensors; ++t) {
+    group.push_back(
+        {"group." + std::to_string(t), data[t].data(), data[t].data(), kCount, hoopFloat32});
+  }
+  for (Engine::Handle h : engine.groupedAllReduce(group, hoopSum)) engine.wait(h);
+  exact("grouped");
+  const auto grouped = engine.stats();
+
+  fill();
   std::vector<Engine::Handle> handles;
   for (size_t t = 0; t < kTensors; ++t) {
-    for (size_t i = 0; i < kCount; ++i) data[t].push_back(static_cast<float>(valueOf(t, gRank, i)));
-  }
-  for (size_t t = 0; t < kTensors; ++t) {
-    handles.push_back(engine.allReduce("fuse." + std::to_string(t), data[t].data(), data[t].data(),
+    handles.push_back(engine.allReduce("solo." + std::to_string(t), data[t].data(), data[t].data(),
                                        kCount, hoopFloat32, hoopSum));
   }
   for (Engine::Handle h : handles) engine.wait(h);
-  for (size_t t = 0; t < kTensors; ++t) {
-    for (size_t i = 0; i < kCount; ++i) {
-      float expected = 0;
-      for (int r = 0; r < gSize; ++r) expected += static_cast<float>(valueOf(t, r, i));
-      if (data[t][i] != expected) {
-        expect(false, "fused tensor " + std::to_string(t) + " element " + std::to_string(i) +
-                          " = " + std::to_string(data[t][i]) + ", expected " +
-                          std::to_string(expected));
-        return;
-      }
-    }
-  }
-  const auto stats = engine.stats();
-  std::printf("rank %d fusion: %zu tensors, threshold %zu: %zu calls, %zu fused, largest %zu B\n",
-              gRank, kTensors, threshold, stats.collectiveCalls, stats.fusedTensors,
-              stats.largestFusedBytes);
-  const size_t totalBytes = kTensors * kCount * sizeof(float);
+  exact("one by one");
+  const auto all = engine.stats();
+  const size_t soloCalls = all.collectiveCalls - grouped.collectiveCalls;
+
+  std::printf(
+      "rank %d fusion: %zu tensors, threshold %zu: grouped: %zu calls, %zu fused, "
+      "largest %zu B; one by one: %zu calls\n",
+      gRank, kTensors, threshold, grouped.collectiveCalls, grouped.fusedTensors,
+      grouped.largestFusedBytes, soloCalls);
   if (threshold == 0) {
-    expect(stats.collectiveCalls == kTensors && stats.fusedTensors == 0,
+    expect(grouped.collectiveCalls == kTensors && grouped.fusedTensors == 0 &&
+               soloCalls == kTensors && all.fusedTensors == 0,
            "with fusion off every tensor is its own call");
     return;
   }
-  const size_t fewest = (totalBytes + threshold - 1) / threshold;
-  expect(stats.largestFusedBytes <= threshold, "a fused call exceeded the threshold");
-  expect(stats.collectiveCalls >= fewest, "fewer calls than the threshold allows");
-  // Submitting 100 tensors takes far less than a cycle, so readiness splits at most once per rank.
-  expect(stats.collectiveCalls <= fewest + static_cast<size_t>(gSize) + 1,
-         "too many calls: " + std::to_string(stats.collectiveCalls));
-  expect(stats.fusedTensors >= kTensors - 2 * static_cast<size_t>(gSize) - 2,
-         "too few tensors fused: " + std::to_string(stats.fusedTensors));
+  // Greedy packing in order: as many whole tensors per call as fit.
+  const size_t perCall = std::max<size_t>(1, threshold / (kCount * sizeof(float)));
+  const size_t groupedCalls = (kTensors + perCall - 1) / perCall;
+  const size_t alone = perCall == 1 ? kTensors : (kTensors % perCall == 1 ? 1 : 0);
+  expect(grouped.collectiveCalls == groupedCalls && grouped.fusedTensors == kTensors - alone,
+         "grouped: " + std::to_string(grouped.collectiveCalls) + " calls and " +
+             std::to_string(grouped.fusedTensors) + " fused, expected " +
+             std::to_string(groupedCalls) + " and " + std::to_string(kTensors - alone));
+  expect(all.largestFusedBytes <= threshold, "a fused call exceeded the threshold");
+  // One by one, the tensors may straddle cycles: at least as many calls, and some fusion left.
+  expect(soloCalls >= groupedCalls && (soloCalls < kTensors || perCall == 1),
+         "one by one: " + std::to_string(soloCalls) + " calls");
 }
 
 // After the first step, every name is agreed through the response cache: no more name exchange.
@@ -261,6 +291,17 @@ void mismatchSuite(Engine& engine) {
   expect(contains(errorOf([&] { engine.wait(failing); }), "'bad'"),
          "the failed handle lost its error");
   expect(fine[1] == gSize, "allreduce next to a failure gave " + std::to_string(fine[1]));
+
+  // A group with a name twice is refused whole: neither name stays in flight.
+  std::vector<int32_t> d1(1, 1), d2(1, 2);
+  const std::string refused = errorOf([&] {
+    engine.groupedAllReduce(
+        {{"dup", d1.data(), d1.data(), 1, hoopInt32}, {"dup", d2.data(), d2.data(), 1, hoopInt32}});
+  });
+  expect(contains(refused, "'dup'") && contains(refused, "still in flight"),
+         "a group with a repeated name must be refused: " + refused);
+  engine.wait(engine.allReduce("dup", d1.data(), d1.data(), 1, hoopInt32, hoopSum));
+  expect(d1[0] == gSize, "allreduce after a refused group gave " + std::to_string(d1[0]));
 }
 
 // Allgather with a different count per rank, broadcast from two roots, reduce-scatter,
