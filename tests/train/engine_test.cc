@@ -74,7 +74,7 @@ TEST(Fusion, ThresholdZeroTurnsFusionOff) {
 }
 
 TEST(Errors, RankThatNeverSubmitsIsNamedInAStallError) {
-  const auto result = runJob(3, "stall", {{"HOOP_STALL_CHECK_TIME", "1"}});
+  const auto result = runJob(3, "stall", {{"HOOP_STALL_CHECK_TIME", "2"}});
   expectEveryRankOk(result, 3, "stall");
   // The new name and the cached one both fail on ranks 0 and 2.
   for (const char* rank : {"[0] rank 0 stall error", "[2] rank 2 stall error"}) {

@@ -256,9 +256,11 @@ void stallSuite(Engine& engine) {
              "stall error does not name the missing rank: " + error);
     }
   }
-  // Still usable: every rank takes part again. Rank 1 waits until the others' stall errors are
-  // out, so its own "after" is not itself the one left waiting past the stall time.
-  if (gRank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  // Still usable: every rank takes part again. The others submit "after" once their errors are
+  // out, about one stall time T (HOOP_STALL_CHECK_TIME=2) in; rank 1 submits it at 1.5 T, late
+  // enough that the others do not time out on its early "after", early enough that its own
+  // "after" does not: half a stall time of slack on either side.
+  if (gRank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   engine.wait(engine.allReduce("after", c.data(), c.data(), c.size(), hoopFloat32, hoopSum));
   expect(c[0] == static_cast<float>(gSize), "allreduce after a stall gave " + std::to_string(c[0]));
 }
