@@ -78,8 +78,8 @@ class HOOP_TRAIN_API Engine {
   Engine& operator=(const Engine&) = delete;
 
   // All requests are named; a name may be in flight only once per rank at a time (submitting it
-  // again before it completes throws hoop::Exception). Buffers must stay valid and untouched until
-  // the request completes. Ranks may submit names in different orders.
+  // again before it completes throws hoop::Exception). Buffers are host memory and must stay valid
+  // and untouched until the request completes. Ranks may submit names in different orders.
 
   // recv = op over ranks of (prescale * send), then * postscale. In place when send == recv.
   // op: hoopSum, hoopAvg, hoopMin, hoopMax, hoopProd. Scale factors other than 1 need a
