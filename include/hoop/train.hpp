@@ -63,7 +63,9 @@ struct HOOP_TRAIN_API EngineStats {
 
 // Background coordinator over one communicator. The communicator is borrowed: it must outlive the
 // engine, and while the engine lives it must be the communicator's only user (its thread issues
-// collectives on it). Every rank of the communicator creates its engine with the same options.
+// collectives on it). Every rank of the communicator creates its engine (collectively) with the
+// same fusion threshold and cache capacity: the constructor checks, and throws on every rank when
+// they differ.
 class HOOP_TRAIN_API Engine {
  public:
   using Handle = uint64_t;

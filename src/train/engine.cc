@@ -42,7 +42,30 @@ struct Engine::Impl {
         nranks(queryComm(hoopCommCount, communicator)),
         coordinator(nranks, options.cacheCapacity, options.stallTimeoutSeconds),
         executor(communicator, rank, nranks, options.fusionThresholdBytes),
-        previouslyJoined(static_cast<size_t>(nranks)) {}
+        previouslyJoined(static_cast<size_t>(nranks)) {
+    checkOptionsAgree();
+  }
+
+  // Every rank must pack fusion buffers and lay out the cache identically; a rank started with
+  // other values would issue different collectives. Cycle and stall times may differ.
+  void checkOptionsAgree() const {
+    const uint64_t mine[2] = {options.fusionThresholdBytes, options.cacheCapacity};
+    std::vector<uint64_t> all(2 * static_cast<size_t>(nranks));
+    check(hoopAllGather(mine, all.data(), 2, hoopUint64, comm, nullptr), comm);
+    std::string differences;
+    for (size_t r = 1; r < static_cast<size_t>(nranks); ++r) {
+      if (all[2 * r] == all[0] && all[2 * r + 1] == all[1]) continue;
+      differences += "; rank " + std::to_string(r) +
+                     " has HOOP_FUSION_THRESHOLD=" + std::to_string(all[2 * r]) +
+                     ", HOOP_CACHE_CAPACITY=" + std::to_string(all[2 * r + 1]);
+    }
+    if (!differences.empty()) {
+      throw Exception(hoopInvalidUsage,
+                      prefix() + "training engine options differ between ranks: rank 0 has " +
+                          "HOOP_FUSION_THRESHOLD=" + std::to_string(all[0]) +
+                          ", HOOP_CACHE_CAPACITY=" + std::to_string(all[1]) + differences);
+    }
+  }
 
   Handle submit(LocalRequest request);
   // All or nothing, and adopted by the engine thread in one cycle.

@@ -92,6 +92,11 @@ TEST(Errors, MismatchedCountFailsOnEveryRankNamingTheTensor) {
   EXPECT_NE(result.output.find("rank 1 mismatch error"), std::string::npos);
 }
 
+TEST(Errors, EnginesWithDifferentFusionThresholdsRefuseToStart) {
+  const auto result = runJob(3, "options-mismatch");
+  expectEveryRankOk(result, 3, "options-mismatch");
+}
+
 TEST(Errors, DeadPeerFailsOutstandingRequestsInsteadOfHanging) {
   const auto result = runJob(2, "dead-peer", {{"HOOP_TIMEOUT", "10"}});
   EXPECT_EQ(result.status, 0) << result.output;

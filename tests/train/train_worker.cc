@@ -493,6 +493,18 @@ int main(int argc, char** argv) {
     gRank = comm.rank();
     gSize = comm.size();
     EngineOptions options = EngineOptions::fromEnvironment();
+    if (suite == "options-mismatch") {
+      options.fusionThresholdBytes = gRank == 1 ? 1000 : 2000;
+      const std::string error = errorOf([&] { Engine engine(comm.handle(), options); });
+      std::printf("rank %d options error: %s\n", gRank, error.c_str());
+      expect(contains(error, "rank 1 has HOOP_FUSION_THRESHOLD=1000"),
+             "mismatched options must fail naming the rank and the value: " + error);
+      // The communicator is still usable without an engine.
+      options.fusionThresholdBytes = 2000;
+      Engine engine(comm.handle(), options);
+      std::printf("OK rank %d %s\n", gRank, suite.c_str());
+      return gFailed ? 1 : 0;
+    }
     if (suite == "reducer") {
       // broadcastParameters straight on the communicator, before any engine uses it.
       std::vector<int16_t> weights(5, static_cast<int16_t>(gRank + 1));
