@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <unordered_set>
 
 #include "hoop/hoop.hpp"
 #include "train/scaling.h"
@@ -18,8 +19,11 @@ void ResponseExecutor::run(const std::vector<Response>& responses, const FindReq
   // Buckets stay open across the cycle's other responses; every rank sees the same responses in
   // the same order, so every rank packs and flushes the same buckets at the same points.
   std::vector<Bucket> open;
+  // A name can come twice in one cycle only in a corner of join (cached on one rank, by name on a
+  // joined one); the second use takes part with scratch instead of reusing a finished request.
+  std::unordered_set<std::string> claimed;
   for (const Response& response : responses) {
-    LocalRequest* request = find(response.name);
+    LocalRequest* request = claimed.insert(response.name).second ? find(response.name) : nullptr;
     if (!response.error.empty()) {
       if (request != nullptr) finish(*request, response.errorCode, response.error);
       continue;
