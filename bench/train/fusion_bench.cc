@@ -1,6 +1,7 @@
 // Fusion's effect: N small allreduces issued one by one on the communicator, against the same N
-// submitted to the training engine with fusion on and off. Prints the median time per round
-// (all N tensors reduced) from rank 0, after checking every result exactly.
+// submitted to the training engine with fusion on and off, and with the response cache off.
+// Prints the median time per round (all N tensors reduced) from rank 0, after checking every
+// result exactly.
 //
 //   hooprun -np 4 ./hoop-train-fusion-bench --tensors 200 --bytes 4096 --rounds 50
 #include <algorithm>
@@ -73,9 +74,11 @@ double individually(hoop::Communicator& comm, Tensors& tensors, const Options& o
 }
 
 double throughEngine(hoop::Communicator& comm, Tensors& tensors, const Options& options,
-                     size_t threshold, bool& ok, hoop::train::EngineStats& stats) {
+                     size_t threshold, size_t cacheCapacity, bool& ok,
+                     hoop::train::EngineStats& stats) {
   hoop::train::EngineOptions engineOptions;
   engineOptions.fusionThresholdBytes = threshold;
+  engineOptions.cacheCapacity = cacheCapacity;
   engineOptions.cycleTimeMs = options.cycleTimeMs;
   hoop::train::Engine engine(comm.handle(), engineOptions);
   std::vector<double> times;
@@ -113,10 +116,13 @@ int main(int argc, char** argv) {
     auto comm = hoop::Communicator::fromEnvironment();
     Tensors tensors(options, comm.rank(), comm.size());
     bool ok = true;
-    hoop::train::EngineStats fused, unfused;
+    hoop::train::EngineStats fused, unfused, uncached;
     const double direct = individually(comm, tensors, options, ok);
-    const double withFusion = throughEngine(comm, tensors, options, size_t{64} << 20, ok, fused);
-    const double withoutFusion = throughEngine(comm, tensors, options, 0, ok, unfused);
+    const double withFusion =
+        throughEngine(comm, tensors, options, size_t{64} << 20, 1024, ok, fused);
+    const double withoutFusion = throughEngine(comm, tensors, options, 0, 1024, ok, unfused);
+    const double withoutCache =
+        throughEngine(comm, tensors, options, size_t{64} << 20, 0, ok, uncached);
     if (comm.rank() == 0) {
       std::printf("%d ranks, %zu tensors of %zu B, %zu rounds, cycle %.2f ms: median per round\n",
                   comm.size(), options.tensors, options.bytes, options.rounds, options.cycleTimeMs);
@@ -127,6 +133,9 @@ int main(int argc, char** argv) {
           static_cast<double>(unfused.collectiveCalls) / static_cast<double>(options.rounds));
       std::printf("  engine, fusion 64 MiB    : %8.3f ms (%.1f calls per round)\n", withFusion,
                   static_cast<double>(fused.collectiveCalls) / static_cast<double>(options.rounds));
+      std::printf(
+          "  same, response cache off : %8.3f ms (%.1f name exchanges per round)\n", withoutCache,
+          static_cast<double>(uncached.negotiationRounds) / static_cast<double>(options.rounds));
     }
     std::printf("rank %d: results %s\n", comm.rank(), ok ? "exact (ok)" : "WRONG");
     return ok ? 0 : 1;
