@@ -43,9 +43,7 @@ std::optional<size_t> Coordinator::cacheSlot(const std::string& name,
                                              const RequestShape& shape) const {
   auto slot = cacheSlots_.find(name);
   if (slot == cacheSlots_.end() || !(cache_[slot->second].shape == shape)) return std::nullopt;
-  const bool inNegotiation = std::any_of(negotiations_.begin(), negotiations_.end(),
-                                         [&](const Negotiation& n) { return n.name == name; });
-  if (inNegotiation) return std::nullopt;
+  if (negotiationSlots_.count(name) != 0) return std::nullopt;
   return slot->second;
 }
 
@@ -107,24 +105,24 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
     }
   }
   negotiations_ = std::move(waiting);
+  negotiationSlots_.clear();
+  for (size_t i = 0; i < negotiations_.size(); ++i) negotiationSlots_[negotiations_[i].name] = i;
   ++cycle_;
   return outcome;
 }
 
 void Coordinator::addAnnouncement(int rank, const Announcement& announcement,
                                   std::chrono::steady_clock::time_point now) {
-  auto existing = std::find_if(negotiations_.begin(), negotiations_.end(),
-                               [&](const Negotiation& n) { return n.name == announcement.name; });
-  if (existing == negotiations_.end()) {
+  auto [slot, isNew] = negotiationSlots_.try_emplace(announcement.name, negotiations_.size());
+  if (isNew) {
     Negotiation n;
     n.name = announcement.name;
     n.shapes.resize(static_cast<size_t>(nranks_));
     n.firstCycle = cycle_;
     n.createdAt = now;
     negotiations_.push_back(std::move(n));
-    existing = negotiations_.end() - 1;
   }
-  existing->shapes[static_cast<size_t>(rank)] = announcement.shape;
+  negotiations_[slot->second].shapes[static_cast<size_t>(rank)] = announcement.shape;
 }
 
 Response Coordinator::settle(const Negotiation& negotiation,

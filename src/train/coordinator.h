@@ -103,6 +103,8 @@ class Coordinator {
   std::vector<CacheEntry> cache_;
   std::unordered_map<std::string, size_t> cacheSlots_;
   std::vector<Negotiation> negotiations_;  // in the order names first appeared
+  // Index of negotiations_ by name (models have hundreds of gradients announced at once).
+  std::unordered_map<std::string, size_t> negotiationSlots_;
 };
 
 }  // namespace hoop::train
