@@ -111,12 +111,7 @@ struct Engine::Impl {
   std::vector<bool> previouslyJoined;
   // Finished this cycle; handed to waiters only after the stats count them, so a waiter that
   // wakes up reads stats that include its request.
-  struct Completion {
-    Handle handle;
-    hoopResult_t code;
-    std::string message;
-  };
-  std::vector<Completion> completions;
+  std::vector<HandleTable::Completion> completions;
   std::thread thread;
 };
 
@@ -369,9 +364,7 @@ void Engine::Impl::finish(LocalRequest& request, hoopResult_t code, const std::s
 }
 
 void Engine::Impl::deliverCompletions() {
-  for (Completion& completion : completions) {
-    handles.complete(completion.handle, completion.code, std::move(completion.message));
-  }
+  handles.completeAll(completions);
   completions.clear();
 }
 

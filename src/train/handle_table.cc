@@ -23,14 +23,23 @@ HandleTable::Handle HandleTable::open(const std::string& name, const char* opera
 }
 
 void HandleTable::complete(Handle handle, hoopResult_t code, std::string message) {
+  std::vector<Completion> one;
+  one.push_back({handle, code, std::move(message)});
+  completeAll(one);
+}
+
+void HandleTable::completeAll(std::vector<Completion>& completions) {
+  if (completions.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    auto state = states_.find(handle);
-    if (state == states_.end() || state->second.done) return;
-    state->second.done = true;
-    state->second.code = code;
-    state->second.message = std::move(message);
-    namesInFlight_.erase(state->second.name);
+    for (Completion& completion : completions) {
+      auto state = states_.find(completion.handle);
+      if (state == states_.end() || state->second.done) continue;
+      state->second.done = true;
+      state->second.code = completion.code;
+      state->second.message = std::move(completion.message);
+      namesInFlight_.erase(state->second.name);
+    }
   }
   finished_.notify_all();
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "hoop/hoop.h"
 
@@ -22,6 +23,14 @@ class HandleTable {
   Handle open(const std::string& name, const char* operation, int rank);
   // Marks the request finished (message empty on success) and frees its name for reuse.
   void complete(Handle handle, hoopResult_t code, std::string message);
+  struct Completion {
+    Handle handle;
+    hoopResult_t code;
+    std::string message;
+  };
+  // The same for a cycle's worth at once: one lock and one wake-up for all of them, instead of
+  // waking the waiting threads once per request.
+  void completeAll(std::vector<Completion>& completions);
   // Forgets a handle that was never handed to the user (a rejected group) and frees its name.
   void discard(Handle handle);
 
