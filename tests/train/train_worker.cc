@@ -537,6 +537,10 @@ int main(int argc, char** argv) {
           const int last = engine.join();
           expect(last == 0, "join returned " + std::to_string(last));
         }
+      } else if (suite == "idle") {
+        // Nothing submitted for two seconds: for measuring what the cycles cost when idle.
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+        std::printf("rank %d idle: %zu cycles\n", gRank, engine.stats().cycles);
       } else if (suite == "dead-peer") {
         // Rank 1 vanishes without a word; the others' requests fail instead of hanging.
         if (gRank == 1) _exit(0);
