@@ -129,7 +129,8 @@ class HOOP_TRAIN_API Engine {
 
   // Horovod's join(): this rank has no more data. Until every rank has joined, this rank takes part
   // in the others' requests with zeros (allreduce, reduce-scatter, all-to-all), nothing (allgather
-  // contributes no elements) or a scratch buffer (broadcast from another rank), so uneven numbers
+  // and uneven all-to-all get no elements from it) or a scratch buffer (broadcast from another
+  // rank; a broadcast from a root that joined fails on every rank), so uneven numbers
   // of steps per rank do not deadlock. Blocks until every rank has joined; returns the last rank
   // to join (the highest one when several joined in the same cycle). Collective. A rank whose
   // engine is being destroyed counts as joined here, but contributes nothing: names it never
@@ -158,7 +159,8 @@ class HOOP_TRAIN_API Engine {
 
 // Gradient buffers registered once by name. Each step, ready(name) as each gradient is produced (in
 // any order, which may differ between ranks); synchronize() reduces in place whatever was not
-// marked ready, waits until every registered buffer is reduced, and starts the next step.
+// marked ready, waits until every registered buffer is reduced, and starts the next step. Destroy
+// it before its engine (its destructor waits for reductions still in flight).
 class HOOP_TRAIN_API GradientReducer {
  public:
   // Scale factors as in Engine::allReduce (e.g. op hoopSum with postscale 1/size averages).
