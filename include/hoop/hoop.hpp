@@ -12,7 +12,9 @@
 
 namespace hoop {
 
-class Exception : public std::runtime_error {
+// Default visibility: libhoop (built with hidden symbols) throws it too, from the training API, and
+// a catch in the program must see one type, not a private copy of it.
+class __attribute__((visibility("default"))) Exception : public std::runtime_error {
  public:
   Exception(hoopResult_t code, const std::string& message)
       : std::runtime_error(message), code_(code) {}
