@@ -2,8 +2,6 @@
 
 #include <cstdlib>
 
-#include "sizes.h"
-
 namespace hoop::perf {
 
 std::string transportInUse() {
@@ -50,14 +48,6 @@ std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::st
 }
 
 bool algorithmNeedsEnvironment(Collective coll) { return schedulesOf(coll).size() > 1; }
-
-size_t directMaxBytesFromEnv() {
-  constexpr size_t kDefault = size_t{64} << 10;  // src/core/config.h
-  const char* text = std::getenv("HOOP_DIRECT_MAX_BYTES");
-  if (text == nullptr || text[0] == '\0') return kDefault;
-  // hoop refuses a malformed value at init, so a run that gets here has a good one.
-  return parseSize(text).value_or(kDefault);
-}
 
 std::optional<std::string> forcedAlgorithmFromEnv() {
   const char* text = std::getenv("HOOP_ALGO");

@@ -34,9 +34,6 @@ std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::st
 // Whether a table's schedule has to be forced through HOOP_ALGO (coll has more than one).
 bool algorithmNeedsEnvironment(Collective coll);
 
-// HOOP_DIRECT_MAX_BYTES from the environment as hoop reads it (default 64K), for scheduleForRow.
-size_t directMaxBytesFromEnv();
-
 // HOOP_ALGO from the environment, or nullopt when unset or empty.
 std::optional<std::string> forcedAlgorithmFromEnv();
 

@@ -240,8 +240,7 @@ int run(const Options& options) {
                       state.rank,
                       state.nranks,
                       state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
-                      algorithm,
-                      directMaxBytesFromEnv()};
+                      algorithm};
     SweepResult sweep = runSweep(bench);
     summaries.push_back(sweep.summary);
     rows.insert(rows.end(), std::make_move_iterator(sweep.rows.begin()),

@@ -61,13 +61,12 @@ std::string algorithmInUse(Collective collective) {
     case Collective::kAllReduce: {
       const char* forced = std::getenv("HOOP_ALGO");
       if (forced != nullptr && forced[0] != '\0') return std::string(forced) + " (HOOP_ALGO)";
-      const char* limit = std::getenv("HOOP_DIRECT_MAX_BYTES");
-      return std::string("direct while bytes*(ranks-1) <= ") + (limit != nullptr ? limit : "64K") +
-             ", ring above";
+      return "hoop's cost model picks per size (each row names the schedule)";
     }
-    case Collective::kAllGather:
-    case Collective::kReduceScatter: return "ring";
+    case Collective::kAllGather: return "hierarchical on several equal hosts, else ring";
     case Collective::kBroadcast:
+      return "hierarchical chains on several equal hosts, else pipelined chain";
+    case Collective::kReduceScatter: return "ring";
     case Collective::kReduce: return "pipelined chain";
     case Collective::kSendRecv: return "grouped send/recv";
     case Collective::kAllToAll: return "pairwise exchange";

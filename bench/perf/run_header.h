@@ -27,8 +27,8 @@ struct RunDescription {
   std::string algorithm = "ring";
 };
 
-// What hoop runs for `collective` in this process's environment (HOOP_ALGO,
-// HOOP_DIRECT_MAX_BYTES), in words for the header.
+// What hoop runs for `collective` in this process's environment (HOOP_ALGO, else hoop's rule),
+// in words for the header.
 std::string algorithmInUse(Collective collective);
 
 // Every line starts with '#' and ends with '\n'; the last is a lone "#".

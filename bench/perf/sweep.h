@@ -29,7 +29,6 @@ struct Bench {
   // The schedule this table's communicator was created with (--algo), or nullopt for hoop's own
   // choice; names the rows' schedule in the records.
   std::optional<std::string> forcedAlgorithm;
-  size_t directMaxBytes = 0;  // HOOP_DIRECT_MAX_BYTES as hoop read it, for the records
 };
 
 struct SweepResult {

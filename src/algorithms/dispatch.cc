@@ -1,15 +1,15 @@
 // Which schedule runs a collective: HOOP_ALGO's rule for the call when it names one that can
 // serve it (algo_overrides.h), else hoop's own choice.
 //
-// hoop's choice, a stand-in for the cost-model tuner: allreduce goes one-shot on one host over
-// shared memory up to the eager buffer size (8 KiB) and 8 ranks, else direct while all it sends
-// fits in HOOP_DIRECT_MAX_BYTES, else hierarchical where several hosts have the same number (two
-// or more) of ranks each, else ring; allgather and broadcast are hierarchical where that fits,
-// else the ring (for broadcast the pipelined chain along it). Every input to the choice is the
-// same on every rank, so every rank runs the same schedule.
+// hoop's choice: for allreduce the schedule the cost model (tuner.h) predicts fastest among those
+// that can serve the call; allgather and broadcast are hierarchical where several hosts have the
+// same number (two or more) of ranks each, else the ring (for broadcast the pipelined chain along
+// it); the others have one schedule. Every input to the choice is the same on every rank, so
+// every rank runs the same schedule.
 #include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
+#include "algorithms/tuner.h"
 #include "core/communicator.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -34,6 +34,21 @@ const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
   return *found;
 }
 
+// The cheapest allreduce the cost model knows among those that fit; ties go to the earlier entry.
+const AlgorithmEntry& fastestAllReduce(const Communicator& comm, const CollectiveArgs& args) {
+  const CallShape shape = callShape(comm, args);
+  const AlgorithmEntry* best = nullptr;
+  double bestUs = 0;
+  for (const AlgorithmEntry& candidate : algorithmRegistry()) {
+    if (candidate.kind != OpKind::kAllReduce || !fits(candidate, comm, args)) continue;
+    const std::optional<double> predicted =
+        predictAllReduceUs(candidate.name, shape, comm.config().costModel);
+    if (predicted && (best == nullptr || *predicted < bestUs))
+      best = &candidate, bestUs = *predicted;
+  }
+  return best != nullptr ? *best : entry(OpKind::kAllReduce, "ring");
+}
+
 const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {
   // The first that fits, in order of preference.
   auto firstFitting = [&](std::initializer_list<std::string_view> names) -> const AlgorithmEntry& {
@@ -44,11 +59,7 @@ const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveAr
     fail(hoopInternalError, "no ", opKindName(args.kind), " schedule fits");
   };
   switch (args.kind) {
-    case OpKind::kAllReduce:
-      if (args.bytes() * static_cast<size_t>(comm.size() - 1) <= comm.config().directMaxBytes) {
-        return firstFitting({"oneshot", "direct"});
-      }
-      return firstFitting({"hierarchical", "ring"});
+    case OpKind::kAllReduce: return fastestAllReduce(comm, args);
     case OpKind::kAllGather:
     case OpKind::kBroadcast: return firstFitting({"hierarchical", "ring"});
     case OpKind::kReduceScatter:

@@ -34,7 +34,7 @@ Config Config::fromEnvironment() {
   if (config.chunkBytes > (size_t{1} << 30)) {
     fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE must be at most 1G");
   }
-  config.directMaxBytes = byteSetting("HOOP_DIRECT_MAX_BYTES", config.directMaxBytes, 0);
+  config.costModel = CostModel::fromEnvironment();
   if (auto text = envString("HOOP_ALGO")) config.algorithms = AlgoOverrides::parse(*text);
   config.shm.slots = static_cast<size_t>(envInt("HOOP_SHM_SLOTS", 8));
   if (config.shm.slots < 2 || config.shm.slots > 1024) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "algorithms/algo_overrides.h"
+#include "algorithms/tuner.h"
 #include "transport/shm/shm_options.h"
 
 namespace hoop {
@@ -16,8 +17,8 @@ struct Config {
   int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
   size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
-  size_t directMaxBytes = 64 << 10;                // HOOP_DIRECT_MAX_BYTES: see algorithms
   AlgoOverrides algorithms;                        // HOOP_ALGO (algorithms/algo_overrides.h)
+  CostModel costModel;                             // HOOP_TUNE_* (algorithms/tuner.h)
   // HOOP_SPIN_US; unset: 50 us, or 0 when this host runs more ranks than it has cores (a
   // spinning rank would then hold the core its peer needs to make the data it waits for).
   std::chrono::microseconds spinBeforeSleep{50};

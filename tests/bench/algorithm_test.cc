@@ -80,20 +80,5 @@ TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
 }
 
-TEST(Algorithm, DirectLimitFromEnvironment) {
-  {
-    const ScopedEnv unset("HOOP_DIRECT_MAX_BYTES", nullptr);
-    EXPECT_EQ(directMaxBytesFromEnv(), size_t{64} << 10);
-  }
-  {
-    const ScopedEnv set("HOOP_DIRECT_MAX_BYTES", "1M");
-    EXPECT_EQ(directMaxBytesFromEnv(), size_t{1} << 20);
-  }
-  {
-    const ScopedEnv set("HOOP_DIRECT_MAX_BYTES", "0");
-    EXPECT_EQ(directMaxBytesFromEnv(), 0u);
-  }
-}
-
 }  // namespace
 }  // namespace hoop::perf

@@ -39,7 +39,6 @@ class Failure(Exception):
 # hoop's schedule names (HOOP_ALGO's), and those that serve only some calls.
 KNOWN_SCHEDULES = {"ring", "direct", "oneshot", "hierarchical", "pairwise", "grouped"}
 SCHEDULES_WITH_CONDITIONS = {"oneshot", "hierarchical"}
-ONE_SHOT_MAX_BYTES = 8192  # src/transport/shm/shm_layout.h kEagerBytes
 
 def check(condition, message):
     # Not `assert`: python -O would remove the checks.
@@ -171,16 +170,13 @@ def check_json(doc, args, fields):
             check(row["type"] in args.types, f"{what}.type")
             check(row["redop"] in args.ops, f"{what}.redop")
             if table["algorithm"] == "auto":
-                if args.collective == "allreduce":
-                    # hoop's rule on one host over shared memory (the tests' setting).
-                    if row["size_bytes"] <= ONE_SHOT_MAX_BYTES and args.nranks <= 8:
-                        rule = "oneshot"
-                    elif row["size_bytes"] * (args.nranks - 1) <= args.direct_max:
-                        rule = "direct"
-                    else:
-                        rule = "ring"
-                    check(row["algorithm"] == rule,
-                          f"{what}: {row['algorithm']} at {row['size_bytes']} B, rule says {rule}")
+                # hoop's cost model picks; the row must name one of its schedules, and the
+                # smallest allreduce on one host goes one-shot through shared memory.
+                check(row["algorithm"] in KNOWN_SCHEDULES,
+                      f"{what}.algorithm {row['algorithm']} is no hoop schedule")
+                if args.collective == "allreduce" and row["size_bytes"] <= 64:
+                    check(row["algorithm"] == "oneshot",
+                          f"{what}: {row['algorithm']} at {row['size_bytes']} B, not oneshot")
             elif table["algorithm"] in SCHEDULES_WITH_CONDITIONS:
                 # Forced but unable to serve the row (too large for one-shot, one host for the
                 # hierarchy): hoop's own choice runs, and the row says which.
@@ -361,7 +357,6 @@ def main():
                         help="--algo as given (default: the one schedule, or all for several)")
     parser.add_argument("--types", default="float")
     parser.add_argument("--ops", default="sum")
-    parser.add_argument("--direct-max", type=int, default=64 * 1024)
     parser.add_argument("--expect-wrong", action="store_true")
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()

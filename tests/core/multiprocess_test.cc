@@ -183,6 +183,27 @@ TEST(Algorithm, OneShotIsTheDefaultForSmallAllReducesOverShm) {
   }
 }
 
+// hoop's own choice (the cost model) is the same on every rank: each logs the same schedules,
+// first used at the same sizes, and a sweep from 1 element to a million uses more than one.
+TEST(Algorithm, EveryRankMakesTheSameChoice) {
+  for (const char* transport : {"tcp", "shm"}) {
+    auto results = runWithUniqueId(
+        4, {"--suite", "sweep", "--only", "allreduce", "--large"},
+        {{"HOOP_TRANSPORT", transport}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "COLL"}});
+    expectAllPassed(results);
+    std::vector<std::vector<std::string>> choices(results.size());
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::istringstream lines(results[r].output);
+      for (std::string line; std::getline(lines, line);) {
+        const size_t at = line.find("allreduce uses ");
+        if (at != std::string::npos) choices[r].push_back(line.substr(at));
+      }
+      EXPECT_EQ(choices[r], choices[0]) << transport << ": rank " << r << " chose differently";
+    }
+    EXPECT_GE(choices[0].size(), 2u) << transport << ": one schedule for every size";
+  }
+}
+
 // HOOP_ALGO rules by size: below 1 KiB the ring, from there the direct exchange, on every rank.
 TEST(Algorithm, SizeRangesFromHoopAlgoApplyOnEveryRank) {
   auto results = runWithUniqueId(3, {"--suite", "sweep", "--only", "allreduce"},
