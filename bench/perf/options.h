@@ -32,7 +32,7 @@ struct Options {
   bool blocking = false;  // accepted for nccl-tests' command lines; host calls block anyway
   AverageMode average = AverageMode::kMean;
   MemoryKind memory = MemoryKind::kHost;
-  // --algo: "" (hoop's own choice, from HOOP_ALGO or its size rule), a schedule of the collective
+  // --algo: "" (hoop's own choice, from HOOP_ALGO or its cost model), a schedule of the collective
   // (algorithm.h), or "all" for one table per schedule.
   std::string algo;
   // --json, --csv, --plot: result files rank 0 writes at the end; "" for none.

@@ -22,7 +22,7 @@ struct RunDescription {
   Options options;
   int hoopVersion = 0;  // HOOP_VERSION_CODE encoding, from hoopGetVersion
   std::vector<RankInfo> ranks;
-  // The header's "# Algorithm:" text: what hoop's size rule or HOOP_ALGO picks, or the schedules
+  // The header's "# Algorithm:" text: what hoop's cost model or HOOP_ALGO picks, or the schedules
   // --algo forces (each table then names its own). When the tuner lands, its choice per size.
   std::string algorithm = "ring";
 };

@@ -9,7 +9,7 @@ The JSON must have exactly the fields the README documents (run, ranks, tables, 
 placements), the CSV header exactly the documented columns, and the SVG must be well-formed with
 one series per collective/algorithm/transport/type/op in the rows. Row counts are sizes x types x
 ops x tables; every wrong count must be 0 (or, with --expect-wrong, some must not be).
---algorithms auto: no --algo; the rows' schedule must follow hoop's size rule.
+--algorithms auto: no --algo; each row must name one of hoop's schedules (its cost model picks).
 
 --self-test checks the checker: it damages copies of the files in many ways and fails unless
 every damaged copy is rejected. Standard library only: runs on Debian's /usr/bin/python3.
