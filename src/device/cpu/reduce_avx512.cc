@@ -1,0 +1,209 @@
+// AVX-512 (F, BW, VL, DQ) reduction kernels: 512-bit vectors and mask registers, the same bits as
+// the portable kernels (reduce_portable.cc gives the reasoning for each rule; reduce_avx2.cc
+// the same kernels at 256 bits). Compiled with -mavx512{f,bw,vl,dq} -mf16c and only called
+// after cpuid says the CPU has them (cpu_isa.h); see simd_loop.h for why nothing here may have
+// external linkage but avx512Table().
+// GCC 12's AVX-512 intrinsics pass a deliberately undefined vector (_mm512_undefined_*) as the
+// unused merge source of the unmasked forms, and -Wmaybe-uninitialized reports it after inlining
+// (GCC bug 105593). The warning is about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device/cpu/kernel_table.h"
+#include "device/cpu/simd_loop.h"
+
+#if defined(__FAST_MATH__)
+#error "src/device/cpu/reduce_avx512.cc must not be compiled with -ffast-math"
+#endif
+
+namespace hoop::cpu_kernels {
+
+// Built without the flags (a non-x86 target): an empty table, so the portable kernels run.
+#if !(defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+      defined(__AVX512DQ__))
+const KernelTable& avx512Table() {
+  static constexpr KernelTable kNone{};
+  return kNone;
+}
+#else
+namespace {
+
+// ---- Integers: wrap-around add/multiply, compares in the type's own signedness. ----
+
+template <typename T>
+struct IntLoad {
+  using Storage = T;
+  using Vec = __m512i;
+  static constexpr size_t kWidth = 64 / sizeof(T);
+  static Vec load(const T* p) { return _mm512_loadu_si512(p); }
+  static void store(T* p, Vec v) { _mm512_storeu_si512(p, v); }
+};
+
+// No 8-bit multiply: the even and the odd bytes multiply as 16-bit words, whose low byte is the
+// product modulo 256 (the same for signed and unsigned); a byte mask merges the two.
+inline __m512i mulBytes(__m512i a, __m512i b) {
+  const __m512i even = _mm512_mullo_epi16(a, b);
+  const __m512i odd =
+      _mm512_slli_epi16(_mm512_mullo_epi16(_mm512_srli_epi16(a, 8), _mm512_srli_epi16(b, 8)), 8);
+  return _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, even, odd);
+}
+
+struct Int8Lane : IntLoad<int8_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi8(a, b); }
+  static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_epi8(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epi8(a, b); }
+};
+struct Uint8Lane : IntLoad<uint8_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi8(a, b); }
+  static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_epu8(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epu8(a, b); }
+};
+struct Int32Lane : IntLoad<int32_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi32(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_epi32(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epi32(a, b); }
+};
+struct Uint32Lane : IntLoad<uint32_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi32(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_epu32(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epu32(a, b); }
+};
+struct Int64Lane : IntLoad<int64_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi64(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi64(a, b); }  // DQ
+  static Vec max(Vec a, Vec b) { return _mm512_max_epi64(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epi64(a, b); }
+};
+struct Uint64Lane : IntLoad<uint64_t> {
+  static Vec sum(Vec a, Vec b) { return _mm512_add_epi64(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi64(a, b); }
+  static Vec max(Vec a, Vec b) { return _mm512_max_epu64(a, b); }
+  static Vec min(Vec a, Vec b) { return _mm512_min_epu64(a, b); }
+};
+
+// ---- Floats. max/min follow the portable selects step by step: the larger (smaller) by an
+// ordered compare, then +0/-0 ties resolved by AND (OR) of the bits, then a's NaN over
+// everything, so b's NaN wins only when a is a number. (vmaxps alone returns its second operand
+// for NaN and for equal zeros, which is neither symmetric nor what reduce.h documents.) ----
+
+struct F32Math {
+  using Vec = __m512;
+  using Divisor = __m512;
+  static Vec sum(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
+  static Vec max(Vec a, Vec b) {
+    Vec r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), b, a);
+    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), r, a);
+  }
+  static Vec min(Vec a, Vec b) {
+    Vec r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a);
+    r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_ps(a, b));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), r, a);
+  }
+  // A true division, as the portable kernel: an exact average stays exact.
+  static Divisor divisor(size_t d) { return _mm512_set1_ps(static_cast<float>(d)); }
+  static Vec divide(Vec x, Divisor d) { return _mm512_div_ps(x, d); }
+};
+
+struct F64Lane {
+  using Storage = double;
+  using Vec = __m512d;
+  using Divisor = __m512d;
+  static constexpr size_t kWidth = 8;
+  static Vec load(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(double* p, Vec v) { _mm512_storeu_pd(p, v); }
+  static Vec sum(Vec a, Vec b) { return _mm512_add_pd(a, b); }
+  static Vec prod(Vec a, Vec b) { return _mm512_mul_pd(a, b); }
+  static Vec max(Vec a, Vec b) {
+    Vec r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_GT_OQ), b, a);
+    r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_pd(a, b));
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), r, a);
+  }
+  static Vec min(Vec a, Vec b) {
+    Vec r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_LT_OQ), b, a);
+    r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), r, _mm512_or_pd(a, b));
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), r, a);
+  }
+  static Divisor divisor(size_t d) { return _mm512_set1_pd(static_cast<double>(d)); }
+  static Vec divide(Vec x, Divisor d) { return _mm512_div_pd(x, d); }
+};
+
+struct F32Lane : F32Math {
+  using Storage = float;
+  static constexpr size_t kWidth = 16;
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+};
+
+// fp16: VCVTPH2PS widens exactly (NaNs come out quiet with their payload); VCVTPS2PH with an
+// immediate round-to-nearest-even narrows as floatToHalf does (half.h).
+struct F16Lane : F32Math {
+  using Storage = uint16_t;
+  static constexpr size_t kWidth = 16;
+  static Vec load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static void store(uint16_t* p, Vec v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+};
+
+// bf16 by bit shifts: widening is exact (the top half of an fp32), narrowing is floatToBf16's
+// integer rounding, vectorized. (AVX512_BF16's VCVTNEPS2BF16 would be one instruction, but it
+// flushes fp32 subnormals to zero, which the portable kernels do not.)
+struct Bf16Lane : F32Math {
+  using Storage = uint16_t;
+  static constexpr size_t kWidth = 16;
+  static Vec load(const uint16_t* p) {
+    const __m512i wide =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+  static void store(uint16_t* p, Vec v) {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i high = _mm512_srli_epi32(x, 16);
+    const __m512i lowestKept = _mm512_and_si512(high, _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(
+        _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lowestKept), 16);
+    const __m512i quietNaN = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
+    const __mmask16 isNaN = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    const __m512i bits = _mm512_mask_blend_epi32(isNaN, rounded, quietNaN);
+    // Every lane is below 2^16: truncating each to 16 bits (VPMOVDW) is exact.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(bits));
+  }
+};
+
+constexpr KernelTable kAvx512Kernels = [] {
+  KernelTable t{};
+  auto set = [&t](DataType type, KernelSet k) { t[static_cast<size_t>(type)] = k; };
+  set(DataType::kInt8, simdKernels<Int8Lane>());
+  set(DataType::kUint8, simdKernels<Uint8Lane>());
+  set(DataType::kInt32, simdKernels<Int32Lane>());
+  set(DataType::kUint32, simdKernels<Uint32Lane>());
+  set(DataType::kInt64, simdKernels<Int64Lane>());
+  set(DataType::kUint64, simdKernels<Uint64Lane>());
+  set(DataType::kFloat16, simdKernels<F16Lane>());
+  set(DataType::kFloat32, simdKernels<F32Lane>());
+  set(DataType::kFloat64, simdKernels<F64Lane>());
+  set(DataType::kBfloat16, simdKernels<Bf16Lane>());
+  return t;
+}();
+
+}  // namespace
+
+const KernelTable& avx512Table() { return kAvx512Kernels; }
+#endif
+
+}  // namespace hoop::cpu_kernels
