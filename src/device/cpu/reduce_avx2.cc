@@ -105,11 +105,24 @@ struct Int64Lane : IntLoad<T> {
 // everything, so b's NaN wins only when a is a number. (vmaxps alone returns its second operand
 // for NaN and for equal zeros, which is neither symmetric nor what reduce.h documents.) ----
 
+// Sum and product: a NaN in `a` wins, made quiet, as in the portable kernels. The hardware would
+// do that by itself if `a` stayed the first source operand, but the compiler treats vector + and
+// * as commutative and may swap them.
+inline __m256 firstNaNWins(__m256 a, __m256 result) {
+  const __m256 quietA = _mm256_or_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
+  return _mm256_blendv_ps(result, quietA, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+inline __m256d firstNaNWins(__m256d a, __m256d result) {
+  const __m256d quietA =
+      _mm256_or_pd(a, _mm256_castsi256_pd(_mm256_set1_epi64x(0x0008000000000000)));
+  return _mm256_blendv_pd(result, quietA, _mm256_cmp_pd(a, a, _CMP_UNORD_Q));
+}
+
 struct F32Math {
   using Vec = __m256;
   using Divisor = __m256;
-  static Vec sum(Vec a, Vec b) { return _mm256_add_ps(a, b); }
-  static Vec prod(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
+  static Vec sum(Vec a, Vec b) { return firstNaNWins(a, _mm256_add_ps(a, b)); }
+  static Vec prod(Vec a, Vec b) { return firstNaNWins(a, _mm256_mul_ps(a, b)); }
   static Vec max(Vec a, Vec b) {
     Vec r = _mm256_blendv_ps(b, a, _mm256_cmp_ps(a, b, _CMP_GT_OQ));
     r = _mm256_blendv_ps(r, _mm256_and_ps(a, b), _mm256_cmp_ps(a, b, _CMP_EQ_OQ));
@@ -132,8 +145,8 @@ struct F64Lane {
   static constexpr size_t kWidth = 4;
   static Vec load(const double* p) { return _mm256_loadu_pd(p); }
   static void store(double* p, Vec v) { _mm256_storeu_pd(p, v); }
-  static Vec sum(Vec a, Vec b) { return _mm256_add_pd(a, b); }
-  static Vec prod(Vec a, Vec b) { return _mm256_mul_pd(a, b); }
+  static Vec sum(Vec a, Vec b) { return firstNaNWins(a, _mm256_add_pd(a, b)); }
+  static Vec prod(Vec a, Vec b) { return firstNaNWins(a, _mm256_mul_pd(a, b)); }
   static Vec max(Vec a, Vec b) {
     Vec r = _mm256_blendv_pd(b, a, _mm256_cmp_pd(a, b, _CMP_GT_OQ));
     r = _mm256_blendv_pd(r, _mm256_and_pd(a, b), _mm256_cmp_pd(a, b, _CMP_EQ_OQ));

@@ -95,11 +95,23 @@ struct Uint64Lane : IntLoad<uint64_t> {
 // everything, so b's NaN wins only when a is a number. (vmaxps alone returns its second operand
 // for NaN and for equal zeros, which is neither symmetric nor what reduce.h documents.) ----
 
+// Sum and product: a NaN in `a` wins, made quiet, as in the portable kernels. The hardware would
+// do that by itself if `a` stayed the first source operand, but the compiler treats vector + and
+// * as commutative and may swap them.
+inline __m512 firstNaNWins(__m512 a, __m512 result) {
+  const __m512 quietBit = _mm512_castsi512_ps(_mm512_set1_epi32(0x00400000));
+  return _mm512_mask_or_ps(result, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a, quietBit);
+}
+inline __m512d firstNaNWins(__m512d a, __m512d result) {
+  const __m512d quietBit = _mm512_castsi512_pd(_mm512_set1_epi64(0x0008000000000000));
+  return _mm512_mask_or_pd(result, _mm512_cmp_pd_mask(a, a, _CMP_UNORD_Q), a, quietBit);
+}
+
 struct F32Math {
   using Vec = __m512;
   using Divisor = __m512;
-  static Vec sum(Vec a, Vec b) { return _mm512_add_ps(a, b); }
-  static Vec prod(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
+  static Vec sum(Vec a, Vec b) { return firstNaNWins(a, _mm512_add_ps(a, b)); }
+  static Vec prod(Vec a, Vec b) { return firstNaNWins(a, _mm512_mul_ps(a, b)); }
   static Vec max(Vec a, Vec b) {
     Vec r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), b, a);
     r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_ps(a, b));
@@ -122,8 +134,8 @@ struct F64Lane {
   static constexpr size_t kWidth = 8;
   static Vec load(const double* p) { return _mm512_loadu_pd(p); }
   static void store(double* p, Vec v) { _mm512_storeu_pd(p, v); }
-  static Vec sum(Vec a, Vec b) { return _mm512_add_pd(a, b); }
-  static Vec prod(Vec a, Vec b) { return _mm512_mul_pd(a, b); }
+  static Vec sum(Vec a, Vec b) { return firstNaNWins(a, _mm512_add_pd(a, b)); }
+  static Vec prod(Vec a, Vec b) { return firstNaNWins(a, _mm512_mul_pd(a, b)); }
   static Vec max(Vec a, Vec b) {
     Vec r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_GT_OQ), b, a);
     r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ), r, _mm512_and_pd(a, b));

@@ -68,13 +68,34 @@ template <typename T>
 using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
 
 template <typename T>
+T bitwiseAnd(T a, T b) {
+  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) & std::bit_cast<Bits<T>>(b));
+}
+template <typename T>
+T bitwiseOr(T a, T b) {
+  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) | std::bit_cast<Bits<T>>(b));
+}
+
+// Which NaN an arithmetic op returns when both inputs are NaN: x86 returns its first source
+// operand's, but + and * are commutative to the compiler, which may swap the operands (GCC does,
+// differently in the one- and two-output loops of this file), so the payload would depend on the
+// build. Pinned: a NaN in `a` wins, made quiet; otherwise the hardware's result (b's NaN made
+// quiet, or the default NaN of an invalid operation such as inf - inf). The SIMD kernels do the
+// same.
+template <typename T>
+T firstNaNWins(T a, T result) {
+  const T quietBit = std::bit_cast<T>(Bits<T>{1} << (std::numeric_limits<T>::digits - 2));
+  return a != a ? bitwiseOr(a, quietBit) : result;
+}
+
+template <typename T>
 struct SumOp {
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       using U = std::make_unsigned_t<T>;  // wraps instead of signed-overflow UB
       return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
     } else {
-      return a + b;
+      return firstNaNWins(a, a + b);
     }
   }
 };
@@ -86,7 +107,7 @@ struct ProdOp {
       using U = std::make_unsigned_t<T>;
       return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
     } else {
-      return a * b;
+      return firstNaNWins(a, a * b);
     }
   }
 };
@@ -96,15 +117,6 @@ struct ProdOp {
 // everything (also when both are NaN). Equal values can differ in bits only as +0/-0: AND of the
 // bits gives +0 for max, OR gives -0 for min. Selects on the float type (not on integer masks)
 // are what GCC vectorizes for both fp32 and fp64.
-template <typename T>
-T bitwiseAnd(T a, T b) {
-  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) & std::bit_cast<Bits<T>>(b));
-}
-template <typename T>
-T bitwiseOr(T a, T b) {
-  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) | std::bit_cast<Bits<T>>(b));
-}
-
 template <typename T>
 struct MaxOp {
   T operator()(T a, T b) const {
