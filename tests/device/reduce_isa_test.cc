@@ -523,18 +523,52 @@ TEST_P(ReduceLevelTest, FloatMaxMinRules) {
                          {0xff85, 0x7f81, 0xffc5}});
 }
 
-TEST_P(ReduceLevelTest, FinishAverageMatchesPortable) {
+// finishAverage: x / divisor for every element, in place and not, against the reference (a NaN
+// comes out quiet, anything else is the correctly rounded quotient) and the portable kernels.
+template <DataType D>
+void checkFinishAverage(CpuIsa isa, Rng& rng) {
+  using X = Traits<D>;
+  using S = typename X::S;
+  for (const size_t divisor : {size_t{3}, size_t{7}}) {
+    for (size_t n = 0; n <= 1001; n += (n < 70 ? 1 : 931)) {
+      for (const bool inPlace : {false, true}) {
+        SCOPED_TRACE(testing::Message() << cpuIsaName(isa) << " " << dataTypeName(D) << " n=" << n
+                                        << " divisor " << divisor << (inPlace ? " in place" : ""));
+        std::vector<S> in(n + 1), out(n + 1), portable(n + 1);
+        for (S& v : in) v = randomInput<D>(rng);
+        const std::vector<S> original = in;
+        S* dst = inPlace ? in.data() + 1 : out.data() + 1;
+        finishAverageAt(CpuIsa::kPortable, portable.data() + 1, original.data() + 1, n, D,
+                        RedOp::kAvg, divisor);
+        finishAverageAt(isa, dst, in.data() + 1, n, D, RedOp::kAvg, divisor);
+        for (size_t i = 0; i < n; ++i) {
+          const S x = original[i + 1];
+          S expected{};
+          if constexpr (X::kFloat) {
+            expected = X::isNaN(x) ? X::quietArithmetic(x)
+                                   : X::narrow(X::widen(x) / static_cast<typename X::C>(divisor));
+          } else {
+            expected = static_cast<S>(static_cast<__int128>(x) / static_cast<__int128>(divisor));
+          }
+          ASSERT_TRUE(sameBits(dst[i], expected) && sameBits(dst[i], portable[i + 1]))
+              << "element " << i << ": got 0x" << std::hex << bitsOf(dst[i]) << ", reference 0x"
+              << bitsOf(expected) << ", portable 0x" << bitsOf(portable[i + 1]) << " (input 0x"
+              << bitsOf(x) << ")";
+        }
+      }
+    }
+  }
+}
+
+TEST_P(ReduceLevelTest, FinishAverageDividesEveryElement) {
   const CpuIsa isa = GetParam();
   Rng rng(42);
-  std::vector<float> in(1001), out(1001), portable(1001);
-  for (float& v : in) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
-  finishAverageAt(isa, out.data(), in.data(), in.size(), DataType::kFloat32, RedOp::kAvg, 3);
-  finishAverageAt(CpuIsa::kPortable, portable.data(), in.data(), in.size(), DataType::kFloat32,
-                  RedOp::kAvg, 3);
-  for (size_t i = 0; i < in.size(); ++i) {
-    ASSERT_TRUE(sameBits(out[i], portable[i])) << i;
-    ASSERT_EQ(out[i], in[i] / 3.0f) << i;
-  }
+  checkFinishAverage<DataType::kFloat16>(isa, rng);
+  checkFinishAverage<DataType::kBfloat16>(isa, rng);
+  checkFinishAverage<DataType::kFloat32>(isa, rng);
+  checkFinishAverage<DataType::kFloat64>(isa, rng);
+  checkFinishAverage<DataType::kInt8>(isa, rng);
+  checkFinishAverage<DataType::kInt64>(isa, rng);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLevels, ReduceLevelTest, ::testing::ValuesIn(kAllLevels),

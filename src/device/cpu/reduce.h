@@ -13,7 +13,10 @@
 // Semantics per type:
 //   - Integers: sum and prod wrap modulo 2^bits (computed in the unsigned type of the same width,
 //     so there is no signed-overflow UB). max/min compare as the signed or unsigned type.
-//   - fp32, fp64: computed natively with IEEE arithmetic.
+//   - fp32, fp64: computed natively with IEEE arithmetic. NaN in sum/prod/avg: if a is NaN the
+//     result is a's NaN, made quiet; else if b is NaN, b's, made quiet; a NaN made from numbers
+//     (inf - inf, 0 * inf) is the CPU's default NaN. (Pinned because the compiler may swap the
+//     operands of a commutative op, and x86 returns the first operand's NaN.)
 //   - fp16, bf16: both inputs are widened to fp32 (exact), the op runs in fp32, and the result is
 //     rounded once to the 16-bit type (nearest, ties to even; see half.h).
 //   - Floating max/min: NaN propagates: if either input is NaN the result is NaN (the first

@@ -47,6 +47,14 @@ struct SumThenDivideOp {
   typename Lane::Divisor divisor;
 };
 
+// finishAverage's x / divisor, run through the binary loop with the input given twice.
+template <typename Lane>
+struct DivideOp {
+  using Vec = typename Lane::Vec;
+  Vec operator()(Vec x, Vec) const { return Lane::divide(x, divisor); }
+  typename Lane::Divisor divisor;
+};
+
 template <typename Lane, bool kSecondOutput, typename Op>
 inline void simdLoop(typename Lane::Storage* out1, typename Lane::Storage* out2,
                      const typename Lane::Storage* a, const typename Lane::Storage* b, size_t count,
@@ -102,7 +110,13 @@ void simdKernel(void* out1, void* out2, const void* a, const void* b, size_t cou
   }
 }
 
-// sum, prod, max, min for every lane; the divide only where the lane can do it (floats).
+template <typename Lane>
+void simdDivideKernel(void* out, const void* in, size_t count, size_t divisor) {
+  simdKernel<Lane, DivideOp>(out, nullptr, in, in, count, divisor);
+}
+
+// sum, prod, max, min for every lane; the divides only where the lane can do them (floats: x86
+// has no integer vector division, so integer averages divide in the portable kernels).
 template <typename Lane>
 constexpr KernelSet simdKernels() {
   KernelSet k;
@@ -112,6 +126,7 @@ constexpr KernelSet simdKernels() {
   k.min = simdKernel<Lane, MinOp>;
   if constexpr (requires { typename Lane::Divisor; }) {
     k.sumThenDivide = simdKernel<Lane, SumThenDivideOp>;
+    k.divide = simdDivideKernel<Lane>;
   }
   return k;
 }
