@@ -358,9 +358,12 @@ void sweep(CpuIsa isa) {
     RedOp op;
     size_t divisor;  // 1: reduce(); above 1: reduceFinal() (divides only for kAvg)
   };
-  const Variant variants[] = {{RedOp::kSum, 1}, {RedOp::kProd, 1}, {RedOp::kMax, 1},
-                              {RedOp::kMin, 1}, {RedOp::kAvg, 1},  {RedOp::kAvg, 2},
-                              {RedOp::kAvg, 3}, {RedOp::kAvg, 7},  {RedOp::kMax, 5}};
+  const Variant variants[] = {{RedOp::kSum, 1},   {RedOp::kProd, 1},
+                              {RedOp::kMax, 1},   {RedOp::kMin, 1},
+                              {RedOp::kAvg, 1},   {RedOp::kAvg, 2},
+                              {RedOp::kAvg, 3},   {RedOp::kAvg, 7},
+                              {RedOp::kAvg, 200}, {RedOp::kAvg, size_t{1} << 33},
+                              {RedOp::kMax, 5}};
   for (const Variant& v : variants) {
     // Every length up to 257: empty, shorter than one vector, whole vectors (one AVX-512 int8
     // vector is 64 elements, the unrolled body 256), and every tail. Short ones in every layout

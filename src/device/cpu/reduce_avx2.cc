@@ -54,29 +54,90 @@ inline __m256i mulQuads(__m256i a, __m256i b) {
   return _mm256_add_epi64(low, _mm256_slli_epi64(crossSum, 32));
 }
 
-struct Int8Lane : IntLoad<int8_t> {
+// Integer averages: x86 has no vector integer division, but for integers below 2^32 a quotient
+// computed in fp64 (below 2^16: in fp32) and truncated is exactly C++'s truncating division:
+// when x / d is not an integer it lies at least 1 / (x + d) of itself (about 2^-33; fp32: 2^-17)
+// below the next integer, far more than one division's rounding error, so it never rounds up
+// onto that integer. A divisor too large to convert exactly gives a quotient below 1, truncated
+// to 0 as the exact one. 64-bit integers have no exact path and stay with the portable kernels.
+// 8 lanes of 8-bit values, divided in fp32 as 32-bit integers.
+template <bool kSigned>
+inline __m256i divideBytes8(__m128i bytes, __m256 d) {
+  const __m256i wide = kSigned ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+  return _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(wide), d));
+}
+template <bool kSigned>
+inline __m256i divideBytes(__m256i v, __m256 d) {
+  const __m128i low = _mm256_castsi256_si128(v);
+  const __m128i high = _mm256_extracti128_si256(v, 1);
+  const __m256i q0 = divideBytes8<kSigned>(low, d);
+  const __m256i q1 = divideBytes8<kSigned>(_mm_srli_si128(low, 8), d);
+  const __m256i q2 = divideBytes8<kSigned>(high, d);
+  const __m256i q3 = divideBytes8<kSigned>(_mm_srli_si128(high, 8), d);
+  // Quotients fit in int8 (|x| / 2 at most), so the saturating packs are exact. They pack within
+  // 128-bit halves, leaving 4-byte groups in the order q0 q1 q2 q3 (low elements), q0 q1 q2 q3
+  // (high elements); the permute puts each q's two groups back together.
+  const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(q0, q1), _mm256_packs_epi32(q2, q3));
+  return _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// 4 lanes of 32-bit values, divided in fp64. AVX2 converts only signed integers: an unsigned
+// value is converted with its top bit flipped, and 2^31 added back (exact in fp64). Unsigned
+// quotients are below 2^31 (the divisor is at least 2), so the signed truncation holds them.
+template <bool kSigned>
+inline __m128i divideWords4(__m128i v, __m256d d) {
+  __m256d x;
+  if constexpr (kSigned) {
+    x = _mm256_cvtepi32_pd(v);
+  } else {
+    x = _mm256_add_pd(_mm256_cvtepi32_pd(_mm_xor_si128(v, _mm_set1_epi32(INT32_MIN))),
+                      _mm256_set1_pd(2147483648.0));
+  }
+  return _mm256_cvttpd_epi32(_mm256_div_pd(x, d));
+}
+template <bool kSigned>
+inline __m256i divideWords(__m256i v, __m256d d) {
+  return _mm256_set_m128i(divideWords4<kSigned>(_mm256_extracti128_si256(v, 1), d),
+                          divideWords4<kSigned>(_mm256_castsi256_si128(v), d));
+}
+
+// fp32 is exact for the 8-bit types' quotients, fp64 for the 32-bit types' (see above).
+struct SmallDivisor {
+  using Divisor = __m256;
+  static Divisor divisor(size_t d) { return _mm256_set1_ps(static_cast<float>(d)); }
+};
+struct WordDivisor {
+  using Divisor = __m256d;
+  static Divisor divisor(size_t d) { return _mm256_set1_pd(static_cast<double>(d)); }
+};
+
+struct Int8Lane : IntLoad<int8_t>, SmallDivisor {
   static Vec sum(Vec a, Vec b) { return _mm256_add_epi8(a, b); }
   static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
   static Vec max(Vec a, Vec b) { return _mm256_max_epi8(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_epi8(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideBytes<true>(x, d); }
 };
-struct Uint8Lane : IntLoad<uint8_t> {
+struct Uint8Lane : IntLoad<uint8_t>, SmallDivisor {
   static Vec sum(Vec a, Vec b) { return _mm256_add_epi8(a, b); }
   static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
   static Vec max(Vec a, Vec b) { return _mm256_max_epu8(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_epu8(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideBytes<false>(x, d); }
 };
-struct Int32Lane : IntLoad<int32_t> {
+struct Int32Lane : IntLoad<int32_t>, WordDivisor {
   static Vec sum(Vec a, Vec b) { return _mm256_add_epi32(a, b); }
   static Vec prod(Vec a, Vec b) { return _mm256_mullo_epi32(a, b); }
   static Vec max(Vec a, Vec b) { return _mm256_max_epi32(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_epi32(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideWords<true>(x, d); }
 };
-struct Uint32Lane : IntLoad<uint32_t> {
+struct Uint32Lane : IntLoad<uint32_t>, WordDivisor {
   static Vec sum(Vec a, Vec b) { return _mm256_add_epi32(a, b); }
   static Vec prod(Vec a, Vec b) { return _mm256_mullo_epi32(a, b); }
   static Vec max(Vec a, Vec b) { return _mm256_max_epu32(a, b); }
   static Vec min(Vec a, Vec b) { return _mm256_min_epu32(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideWords<false>(x, d); }
 };
 
 // 64-bit max/min: AVX2 has only a signed compare; unsigned compares flip the sign bits first.

@@ -4,10 +4,11 @@
 // after cpuid says the CPU has them (cpu_isa.h); see simd_loop.h for why nothing here may have
 // external linkage but avx512Table().
 // GCC 12's AVX-512 intrinsics pass a deliberately undefined vector (_mm512_undefined_*) as the
-// unused merge source of the unmasked forms, and -Wmaybe-uninitialized reports it after inlining
-// (GCC bug 105593). The warning is about the header, not this code.
+// unused merge source of the unmasked forms, and -W(maybe-)uninitialized reports it after
+// inlining (GCC bug 105593). The warning is about the header, not this code.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 
@@ -53,29 +54,77 @@ inline __m512i mulBytes(__m512i a, __m512i b) {
   return _mm512_mask_blend_epi8(0xaaaaaaaaaaaaaaaaull, even, odd);
 }
 
-struct Int8Lane : IntLoad<int8_t> {
+// Integer averages: x86 has no vector integer division, but for integers below 2^32 a quotient
+// computed in fp64 (below 2^16: in fp32) and truncated is exactly C++'s truncating division:
+// when x / d is not an integer it lies at least 1 / (x + d) of itself (about 2^-33; fp32: 2^-17)
+// below the next integer, far more than one division's rounding error, so it never rounds up
+// onto that integer. A divisor too large to convert exactly gives a quotient below 1, truncated
+// to 0 as the exact one. 64-bit integers have no exact path and stay with the portable kernels.
+template <bool kSigned>
+inline __m128i divideBytes16(__m128i bytes, __m512 d) {
+  const __m512i wide = kSigned ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+  return _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(_mm512_div_ps(_mm512_cvtepi32_ps(wide), d)));
+}
+template <bool kSigned>
+inline __m512i divideBytes(__m512i v, __m512 d) {
+  __m512i r = _mm512_castsi128_si512(divideBytes16<kSigned>(_mm512_castsi512_si128(v), d));
+  r = _mm512_inserti32x4(r, divideBytes16<kSigned>(_mm512_extracti32x4_epi32(v, 1), d), 1);
+  r = _mm512_inserti32x4(r, divideBytes16<kSigned>(_mm512_extracti32x4_epi32(v, 2), d), 2);
+  return _mm512_inserti32x4(r, divideBytes16<kSigned>(_mm512_extracti32x4_epi32(v, 3), d), 3);
+}
+
+template <bool kSigned>
+inline __m256i divideWords8(__m256i v, __m512d d) {
+  if constexpr (kSigned) {
+    return _mm512_cvttpd_epi32(_mm512_div_pd(_mm512_cvtepi32_pd(v), d));
+  } else {
+    return _mm512_cvttpd_epu32(_mm512_div_pd(_mm512_cvtepu32_pd(v), d));
+  }
+}
+template <bool kSigned>
+inline __m512i divideWords(__m512i v, __m512d d) {
+  const __m256i low = divideWords8<kSigned>(_mm512_castsi512_si256(v), d);
+  const __m256i high = divideWords8<kSigned>(_mm512_extracti64x4_epi64(v, 1), d);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+}
+
+// fp32 is exact for the 8-bit types' quotients, fp64 for the 32-bit types' (see above).
+struct SmallDivisor {
+  using Divisor = __m512;
+  static Divisor divisor(size_t d) { return _mm512_set1_ps(static_cast<float>(d)); }
+};
+struct WordDivisor {
+  using Divisor = __m512d;
+  static Divisor divisor(size_t d) { return _mm512_set1_pd(static_cast<double>(d)); }
+};
+
+struct Int8Lane : IntLoad<int8_t>, SmallDivisor {
   static Vec sum(Vec a, Vec b) { return _mm512_add_epi8(a, b); }
   static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
   static Vec max(Vec a, Vec b) { return _mm512_max_epi8(a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_min_epi8(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideBytes<true>(x, d); }
 };
-struct Uint8Lane : IntLoad<uint8_t> {
+struct Uint8Lane : IntLoad<uint8_t>, SmallDivisor {
   static Vec sum(Vec a, Vec b) { return _mm512_add_epi8(a, b); }
   static Vec prod(Vec a, Vec b) { return mulBytes(a, b); }
   static Vec max(Vec a, Vec b) { return _mm512_max_epu8(a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_min_epu8(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideBytes<false>(x, d); }
 };
-struct Int32Lane : IntLoad<int32_t> {
+struct Int32Lane : IntLoad<int32_t>, WordDivisor {
   static Vec sum(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
   static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi32(a, b); }
   static Vec max(Vec a, Vec b) { return _mm512_max_epi32(a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_min_epi32(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideWords<true>(x, d); }
 };
-struct Uint32Lane : IntLoad<uint32_t> {
+struct Uint32Lane : IntLoad<uint32_t>, WordDivisor {
   static Vec sum(Vec a, Vec b) { return _mm512_add_epi32(a, b); }
   static Vec prod(Vec a, Vec b) { return _mm512_mullo_epi32(a, b); }
   static Vec max(Vec a, Vec b) { return _mm512_max_epu32(a, b); }
   static Vec min(Vec a, Vec b) { return _mm512_min_epu32(a, b); }
+  static Vec divide(Vec x, Divisor d) { return divideWords<false>(x, d); }
 };
 struct Int64Lane : IntLoad<int64_t> {
   static Vec sum(Vec a, Vec b) { return _mm512_add_epi64(a, b); }

@@ -154,9 +154,10 @@ struct MinOp {
 
 // x / divisor. Floats: a true division (an exact quotient stays exact). Integers: truncation
 // toward zero, done on the magnitude in an unsigned type wide enough for both |x| and the
-// divisor, so every size_t divisor and every x (including the most negative) is exact. Types of
-// 32 bits or less divide in 32 bits (faster than a 64-bit divide): a divisor above 2^32 - 1
-// gives quotient 0 either way, so clamping it changes nothing.
+// divisor, so every size_t divisor and every x (including the most negative) is exact. Types
+// whose magnitudes stay below 2^32 - 1 (8-bit, int32: at most 2^31) divide in 32 bits (faster than
+// a 64-bit divide): a divisor above 2^32 - 1 gives quotient 0 either way, so clamping it changes
+// nothing. uint32 divides in 64 bits: 0xffffffff / min(2^32, 2^32 - 1) would be 1, not 0.
 template <typename T>
 struct DivideBy {
   explicit DivideBy(size_t divisor) {
@@ -180,7 +181,7 @@ struct DivideBy {
       return x / d;
     }
   }
-  using W = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
+  using W = std::conditional_t<sizeof(T) < 4 || std::is_same_v<T, int32_t>, uint32_t, uint64_t>;
   std::conditional_t<std::is_integral_v<T>, W, T> d;
 };
 
