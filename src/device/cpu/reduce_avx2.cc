@@ -242,32 +242,64 @@ struct F16Lane : F32Math {
   }
 };
 
-// bf16 by bit shifts: widening is exact (the top half of an fp32), narrowing is floatToBf16's
-// integer rounding, vectorized. (AVX512_BF16's VCVTNEPS2BF16 would be one instruction, but it
-// flushes fp32 subnormals to zero, which the portable kernels do not.)
-struct Bf16Lane : F32Math {
+// bf16 by bit shifts: widening is exact (a bf16 is the top half of an fp32), narrowing is
+// floatToBf16's integer rounding, vectorized. (AVX512_BF16's VCVTNEPS2BF16 would narrow in one
+// instruction, but it flushes fp32 subnormals to zero, which the portable kernels do not.)
+//
+// One 256-bit load of 16 values becomes two fp32 vectors by interleaving zero words below each
+// value (VPUNPCKLWD / VPUNPCKHWD). That works within 128-bit lanes, so each vector holds a
+// permutation of the elements; the ops are element-wise, and the saturating pack in store()
+// (VPACKUSDW, also per 128-bit lane) is the exact inverse of the interleave. Cheaper than
+// zero-extending across lanes and narrowing with a cross-lane permute: bf16 is compute bound in
+// cache.
+struct F32Pair {
+  __m256 low;
+  __m256 high;
+};
+
+struct Bf16Lane {
   using Storage = uint16_t;
-  static constexpr size_t kWidth = 8;
+  using Vec = F32Pair;
+  using Divisor = F32Math::Divisor;
+  static constexpr size_t kWidth = 16;
   static Vec load(const uint16_t* p) {
-    const __m256i wide =
-        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i zero = _mm256_setzero_si256();
+    return {_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, v)),
+            _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v))};
   }
   static void store(uint16_t* p, Vec v) {
+    // Every lane is below 2^16, so the saturating pack is exact.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm256_packus_epi32(narrow(v.low), narrow(v.high)));
+  }
+  // The bf16 bits of each fp32, in the low half of a 32-bit lane.
+  static __m256i narrow(__m256 v) {
     const __m256i x = _mm256_castps_si256(v);
     const __m256i high = _mm256_srli_epi32(x, 16);
     const __m256i lowestKept = _mm256_and_si256(high, _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_srli_epi32(
         _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lowestKept), 16);
+    // A NaN keeps its top bits and is made quiet instead: rounding could carry it into inf.
     const __m256i quietNaN = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
-    // |x| as bits is below 2^31, so the signed compare is exact.
-    const __m256i isNaN = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)),
-                                             _mm256_set1_epi32(0x7f800000));
-    const __m256i bits = _mm256_blendv_epi8(rounded, quietNaN, isNaN);
-    // Every lane holds a value below 2^16, so the saturating pack is exact; it packs within each
-    // 128-bit half, and the permute gathers the two halves' results into the low 128 bits.
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(bits, bits), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    return _mm256_blendv_epi8(rounded, quietNaN,
+                              _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  }
+  static Vec sum(Vec a, Vec b) {
+    return {F32Math::sum(a.low, b.low), F32Math::sum(a.high, b.high)};
+  }
+  static Vec prod(Vec a, Vec b) {
+    return {F32Math::prod(a.low, b.low), F32Math::prod(a.high, b.high)};
+  }
+  static Vec max(Vec a, Vec b) {
+    return {F32Math::max(a.low, b.low), F32Math::max(a.high, b.high)};
+  }
+  static Vec min(Vec a, Vec b) {
+    return {F32Math::min(a.low, b.low), F32Math::min(a.high, b.high)};
+  }
+  static Divisor divisor(size_t d) { return F32Math::divisor(d); }
+  static Vec divide(Vec x, Divisor d) {
+    return {F32Math::divide(x.low, d), F32Math::divide(x.high, d)};
   }
 };
 

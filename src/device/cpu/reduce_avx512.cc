@@ -220,29 +220,61 @@ struct F16Lane : F32Math {
   }
 };
 
-// bf16 by bit shifts: widening is exact (the top half of an fp32), narrowing is floatToBf16's
-// integer rounding, vectorized. (AVX512_BF16's VCVTNEPS2BF16 would be one instruction, but it
-// flushes fp32 subnormals to zero, which the portable kernels do not.)
-struct Bf16Lane : F32Math {
+// bf16 by bit shifts: widening is exact (a bf16 is the top half of an fp32), narrowing is
+// floatToBf16's integer rounding, vectorized. (AVX512_BF16's VCVTNEPS2BF16 would narrow in one
+// instruction, but it flushes fp32 subnormals to zero, which the portable kernels do not.)
+//
+// One 512-bit load of 32 values becomes two fp32 vectors by interleaving zero words below each
+// value (VPUNPCKLWD / VPUNPCKHWD). That works within 128-bit lanes, so each vector holds a
+// permutation of the elements; the ops are element-wise, and the saturating pack in store()
+// (VPACKUSDW, also per 128-bit lane) is the exact inverse of the interleave. Cheaper than
+// zero-extending across lanes and narrowing with VPMOVDW: bf16 is compute bound in cache.
+struct F32Pair {
+  __m512 low;
+  __m512 high;
+};
+
+struct Bf16Lane {
   using Storage = uint16_t;
-  static constexpr size_t kWidth = 16;
+  using Vec = F32Pair;
+  using Divisor = F32Math::Divisor;
+  static constexpr size_t kWidth = 32;
   static Vec load(const uint16_t* p) {
-    const __m512i wide =
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+    const __m512i v = _mm512_loadu_si512(p);
+    const __m512i zero = _mm512_setzero_si512();
+    return {_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, v)),
+            _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, v))};
   }
   static void store(uint16_t* p, Vec v) {
+    // Every lane is below 2^16, so the saturating pack is exact.
+    _mm512_storeu_si512(p, _mm512_packus_epi32(narrow(v.low), narrow(v.high)));
+  }
+  // The bf16 bits of each fp32, in the low half of a 32-bit lane.
+  static __m512i narrow(__m512 v) {
     const __m512i x = _mm512_castps_si512(v);
     const __m512i high = _mm512_srli_epi32(x, 16);
     const __m512i lowestKept = _mm512_and_si512(high, _mm512_set1_epi32(1));
     const __m512i rounded = _mm512_srli_epi32(
         _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lowestKept), 16);
-    const __m512i quietNaN = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
-    const __mmask16 isNaN = _mm512_cmpgt_epu32_mask(
-        _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    const __m512i bits = _mm512_mask_blend_epi32(isNaN, rounded, quietNaN);
-    // Every lane is below 2^16: truncating each to 16 bits (VPMOVDW) is exact.
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(bits));
+    // A NaN keeps its top bits and is made quiet instead: rounding could carry it into inf.
+    return _mm512_mask_or_epi32(rounded, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), high,
+                                _mm512_set1_epi32(0x40));
+  }
+  static Vec sum(Vec a, Vec b) {
+    return {F32Math::sum(a.low, b.low), F32Math::sum(a.high, b.high)};
+  }
+  static Vec prod(Vec a, Vec b) {
+    return {F32Math::prod(a.low, b.low), F32Math::prod(a.high, b.high)};
+  }
+  static Vec max(Vec a, Vec b) {
+    return {F32Math::max(a.low, b.low), F32Math::max(a.high, b.high)};
+  }
+  static Vec min(Vec a, Vec b) {
+    return {F32Math::min(a.low, b.low), F32Math::min(a.high, b.high)};
+  }
+  static Divisor divisor(size_t d) { return F32Math::divisor(d); }
+  static Vec divide(Vec x, Divisor d) {
+    return {F32Math::divide(x.low, d), F32Math::divide(x.high, d)};
   }
 };
 
