@@ -11,7 +11,8 @@
 //   static constexpr size_t kWidth;
 //   static Vec load(const Storage* p);      unaligned (elements are only element-aligned)
 //   static void store(Storage* p, Vec v);   unaligned
-// and the ops sum, prod, max, min on Vec; float lanes also divide(Vec, Divisor) and divisor().
+// and the ops sum, prod, max, min on Vec; lanes that can divide (floats, 8- and 32-bit integers)
+// also `using Divisor`, divisor(size_t) and divide(Vec, Divisor).
 #pragma once
 
 #include <cstddef>
