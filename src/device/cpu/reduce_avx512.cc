@@ -34,6 +34,16 @@ const KernelTable& avx512Table() {
 #else
 namespace {
 
+// Inputs are read as two 256-bit halves, not one 512-bit load: on the Zen 4 this was tuned on,
+// 512-bit loads streaming from DRAM ran about 12% slower (fp32 sum of 64 MiB buffers: 19.1 vs
+// 21.8 GiB/s), and in cache the two forms are equally fast. Stores stay 512 bits wide (splitting
+// them changed nothing).
+inline __m512i loadInHalves(const void* p) {
+  const auto* half = static_cast<const __m256i*>(p);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(half)),
+                            _mm256_loadu_si256(half + 1), 1);
+}
+
 // ---- Integers: wrap-around add/multiply, compares in the type's own signedness. ----
 
 template <typename T>
@@ -41,7 +51,7 @@ struct IntLoad {
   using Storage = T;
   using Vec = __m512i;
   static constexpr size_t kWidth = 64 / sizeof(T);
-  static Vec load(const T* p) { return _mm512_loadu_si512(p); }
+  static Vec load(const T* p) { return loadInHalves(p); }
   static void store(T* p, Vec v) { _mm512_storeu_si512(p, v); }
 };
 
@@ -181,7 +191,7 @@ struct F64Lane {
   using Vec = __m512d;
   using Divisor = __m512d;
   static constexpr size_t kWidth = 8;
-  static Vec load(const double* p) { return _mm512_loadu_pd(p); }
+  static Vec load(const double* p) { return _mm512_castsi512_pd(loadInHalves(p)); }
   static void store(double* p, Vec v) { _mm512_storeu_pd(p, v); }
   static Vec sum(Vec a, Vec b) { return firstNaNWins(a, _mm512_add_pd(a, b)); }
   static Vec prod(Vec a, Vec b) { return firstNaNWins(a, _mm512_mul_pd(a, b)); }
@@ -202,7 +212,7 @@ struct F64Lane {
 struct F32Lane : F32Math {
   using Storage = float;
   static constexpr size_t kWidth = 16;
-  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  static Vec load(const float* p) { return _mm512_castsi512_ps(loadInHalves(p)); }
   static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 };
 
@@ -240,7 +250,7 @@ struct Bf16Lane {
   using Divisor = F32Math::Divisor;
   static constexpr size_t kWidth = 32;
   static Vec load(const uint16_t* p) {
-    const __m512i v = _mm512_loadu_si512(p);
+    const __m512i v = loadInHalves(p);
     const __m512i zero = _mm512_setzero_si512();
     return {_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, v)),
             _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, v))};
