@@ -365,8 +365,8 @@ void sweep(CpuIsa isa) {
                               {RedOp::kAvg, 200}, {RedOp::kAvg, size_t{1} << 33},
                               {RedOp::kMax, 5}};
   for (const Variant& v : variants) {
-    // Every length up to 257: empty, shorter than one vector, whole vectors (one AVX-512 int8
-    // vector is 64 elements, the unrolled body 256), and every tail. Short ones in every layout
+    // Every length up to 257: empty, shorter than one vector, several whole vectors (the widest
+    // step is an AVX-512 int8 vector, 64 elements) and every tail. Short ones in every layout
     // and alignment; longer ones cycle through them.
     for (size_t n = 0; n <= 257; ++n) {
       if (n <= 40) {
