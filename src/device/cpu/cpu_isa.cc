@@ -2,6 +2,10 @@
 
 #include <strings.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cstdlib>
 
 #include "core/logging.h"
@@ -28,16 +32,30 @@ std::optional<CpuIsa> parseCpuIsa(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+#if defined(__x86_64__)
+// F16C straight from cpuid (leaf 1, ECX): Clang's __builtin_cpu_supports has no "f16c". Its
+// registers are AVX's, whose OS support the "avx2" check below already covers.
+bool cpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
+}  // namespace
+
 CpuIsa detectCpuIsa() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
   // __builtin_cpu_supports reports a feature only when the OS also saves its registers (XCR0),
   // so a kernel that hides AVX-512 state from guests is handled.
+  if (!__builtin_cpu_supports("avx2") || !cpuHasF16c()) return CpuIsa::kPortable;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
     return CpuIsa::kAvx512;
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return CpuIsa::kAvx2;
+  return CpuIsa::kAvx2;
 #endif
   return CpuIsa::kPortable;
 }
