@@ -2,12 +2,16 @@
 // datatype and operator, beside memcpy on the same buffers, so a kernel reads as a fraction of
 // what the memory system can move at that size.
 //
-// Every benchmark works on three distinct buffers (out, a, b) of the same byte size; memcpy
-// copies a into out. bytes_per_second counts bytes read plus bytes written: 3 x size for a
-// reduction (two inputs, one output), 2 x size for memcpy. A reduction that keeps up with the
-// memory system therefore shows the same bytes_per_second as memcpy, whatever its type.
+// Every kernel runs at each CPU level this machine has (portable, avx2, avx512: the level is
+// forced through reduceCopyFinalAt, whatever HOOP_CPU_ISA says).
 //
-// Names are kind/type/op/bytes (memcpy/bytes for the baseline) so they sort into groups.
+// Every benchmark works on distinct buffers (out, a, b; out2 for the fused form) of the same byte
+// size; memcpy copies a into out. bytes_per_second counts bytes read plus bytes written: 3 x size
+// for a reduction (two inputs, one output), 4 x size for reduce-copy (two outputs), 2 x size for
+// memcpy. A reduction that keeps up with the memory system therefore shows the same
+// bytes_per_second as memcpy, whatever its type.
+//
+// Names are kind/level/type/op/bytes (memcpy/bytes for the baseline) so they sort into groups.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -20,14 +24,16 @@
 #include <string>
 
 #include "core/types.h"
+#include "device/cpu/cpu_isa.h"
 #include "device/cpu/half.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {
 namespace {
 
-// 4 KiB stays in L1, 256 KiB x 3 buffers in L2 (or a fast L3), 16 MiB x 3 in DRAM.
-constexpr std::array<size_t, 3> kSizes = {size_t{4} << 10, size_t{256} << 10, size_t{16} << 20};
+// 4 KiB stays in L1, 256 KiB x 3 buffers in L2 (or a fast L3), 64 MiB x 3 in DRAM (beyond the
+// last-level cache of any current server CPU, 32 MiB per CCD on Zen 4).
+constexpr std::array<size_t, 3> kSizes = {size_t{4} << 10, size_t{256} << 10, size_t{64} << 20};
 
 // kAvg goes through reduceFinal with this divisor (a 4-rank job's last step); in reduce() it is
 // a plain sum, which the sum rows already measure.
@@ -102,14 +108,17 @@ void fillInputs(const AlignedBuffer& buffer, DataType type, uint32_t seed) {
   }
 }
 
-// The three buffers every benchmark here uses, filled before timing starts.
+// The buffers every benchmark here uses, filled before timing starts (out2: only when asked).
 struct Operands {
-  Operands(size_t bytes, DataType type) : out(bytes), a(bytes), b(bytes) {
+  Operands(size_t bytes, DataType type, bool secondOutput = false)
+      : out(bytes), out2(secondOutput ? bytes : 0), a(bytes), b(bytes) {
     fillInputs(a, type, 1);
     fillInputs(b, type, 2);
     std::memset(out.data(), 0, bytes);
+    if (secondOutput) std::memset(out2.data(), 0, bytes);
   }
   AlignedBuffer out;
+  AlignedBuffer out2;
   AlignedBuffer a;
   AlignedBuffer b;
 };
@@ -123,19 +132,31 @@ void memcpyBench(benchmark::State& state, size_t bytes) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * bytes));
 }
 
-void reduceBench(benchmark::State& state, size_t bytes, DataType type, RedOp op) {
+// kAvg goes through the final form with kAvgDivisor; every other op ignores the divisor.
+size_t divisorFor(RedOp op) { return op == RedOp::kAvg ? kAvgDivisor : 1; }
+
+void reduceBench(benchmark::State& state, CpuIsa isa, size_t bytes, DataType type, RedOp op) {
   Operands buffers(bytes, type);
   const size_t count = bytes / dataTypeSize(type);
   for (auto _ : state) {
-    if (op == RedOp::kAvg) {
-      reduceFinal(buffers.out.data(), buffers.a.data(), buffers.b.data(), count, type, op,
-                  kAvgDivisor);
-    } else {
-      reduce(buffers.out.data(), buffers.a.data(), buffers.b.data(), count, type, op);
-    }
+    reduceCopyFinalAt(isa, buffers.out.data(), nullptr, buffers.a.data(), buffers.b.data(), count,
+                      type, op, divisorFor(op));
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 3 * bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
+}
+
+// The fused form recvReduceCopySend uses: one pass, two outputs.
+void reduceCopyBench(benchmark::State& state, CpuIsa isa, size_t bytes, DataType type, RedOp op) {
+  Operands buffers(bytes, type, /*secondOutput=*/true);
+  const size_t count = bytes / dataTypeSize(type);
+  for (auto _ : state) {
+    reduceCopyFinalAt(isa, buffers.out.data(), buffers.out2.data(), buffers.a.data(),
+                      buffers.b.data(), count, type, op, divisorFor(op));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 4 * bytes));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
 }
 
@@ -143,12 +164,24 @@ void registerAll() {
   for (size_t bytes : kSizes) {
     benchmark::RegisterBenchmark(("memcpy/" + std::to_string(bytes)).c_str(), memcpyBench, bytes);
   }
-  for (DataType type : kTypes) {
-    for (RedOp op : kOps) {
+  const CpuIsa best = detectCpuIsa();
+  for (const CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(best)) continue;
+    const std::string level = cpuIsaName(isa);
+    for (DataType type : kTypes) {
+      for (RedOp op : kOps) {
+        for (size_t bytes : kSizes) {
+          const std::string name = "reduce/" + level + "/" + std::string(dataTypeName(type)) + "/" +
+                                   std::string(redOpName(op)) + "/" + std::to_string(bytes);
+          benchmark::RegisterBenchmark(name.c_str(), reduceBench, isa, bytes, type, op);
+        }
+      }
+    }
+    for (DataType type : {DataType::kFloat32, DataType::kFloat16, DataType::kBfloat16}) {
       for (size_t bytes : kSizes) {
-        const std::string name = "reduce/" + std::string(dataTypeName(type)) + "/" +
-                                 std::string(redOpName(op)) + "/" + std::to_string(bytes);
-        benchmark::RegisterBenchmark(name.c_str(), reduceBench, bytes, type, op);
+        const std::string name = "reducecopy/" + level + "/" + std::string(dataTypeName(type)) +
+                                 "/sum/" + std::to_string(bytes);
+        benchmark::RegisterBenchmark(name.c_str(), reduceCopyBench, isa, bytes, type, RedOp::kSum);
       }
     }
   }
@@ -162,6 +195,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("hoop_reduce_avg",
                               "reduceFinal, divisor " + std::to_string(hoop::kAvgDivisor));
+  benchmark::AddCustomContext("hoop_cpu_isa_detected", hoop::cpuIsaName(hoop::detectCpuIsa()));
   hoop::registerAll();
   // A filter that matches nothing is a mistake (a renamed benchmark, a CTest smoke run testing
   // nothing): fail instead of printing an empty table.

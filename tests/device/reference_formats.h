@@ -57,6 +57,26 @@ inline std::optional<uint16_t> encodeExactSmallFloat(double v, SmallFloatFormat 
   return static_cast<uint16_t>(sign | (field << f.mantissaBits) | (significand - implicit));
 }
 
+// The nearest value of the format to v (ties to even), as bits; beyond the largest finite value
+// rounds to infinity. v must not be NaN. The significand is counted in units of the smallest
+// subnormal step at v's exponent, so subnormals, the first normal binade and the carry of a
+// round-up into the next binade (or into infinity) all come out of one formula.
+inline uint16_t roundToSmallFloat(double v, SmallFloatFormat f) {
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const double a = std::fabs(v);
+  const uint16_t inf = static_cast<uint16_t>(f.maxField() << f.mantissaBits);
+  if (std::isinf(a)) return sign | inf;
+  if (a == 0) return sign;
+  int e = 0;
+  std::frexp(a, &e);
+  const int minExponent = 1 - f.bias();
+  const int exponent = std::max(e - 1, minExponent);
+  const double units = std::nearbyint(std::ldexp(a, f.mantissaBits - exponent));  // ties to even
+  const double bits = std::ldexp(exponent - minExponent, f.mantissaBits) + units;
+  if (bits >= inf) return sign | inf;
+  return static_cast<uint16_t>(sign | static_cast<uint16_t>(bits));
+}
+
 inline double halfValue(uint16_t h) { return decodeSmallFloat(h, kHalfFormat); }
 inline double bf16Value(uint16_t b) { return decodeSmallFloat(b, kBf16Format); }
 inline std::optional<uint16_t> exactHalf(double v) { return encodeExactSmallFloat(v, kHalfFormat); }

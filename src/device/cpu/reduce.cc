@@ -1,260 +1,64 @@
-// Portable reduction kernels: one template loop per (element codec, op), instantiated into a
-// table per data type. The loops are written so GCC/Clang -O3 vectorize them: no per-element
-// switch, no data-dependent branch (floating max/min and the fp16/bf16 conversions use selects).
+// The reduce.h entry points: the one place a kernel table is chosen (activeCpuIsa(), once per
+// process), and the handling of count 0, divisor 1 and finishAverage's copy, shared by every
+// level.
 #include "device/cpu/reduce.h"
 
-#include <algorithm>
-#include <array>
-#include <bit>
 #include <cassert>
-#include <cstdint>
 #include <cstring>
-#include <limits>
-#include <type_traits>
 
-#include "device/cpu/half.h"
-
-// The NaN and signed-zero rules and bitwise reproducibility need IEEE semantics.
-#if defined(__FAST_MATH__)
-#error "src/device/cpu/reduce.cc must not be compiled with -ffast-math"
-#endif
-
-// Out may alias an input exactly (out == a or out == b): element i is read before it is written
-// and no other element is involved, so there is no loop-carried dependence. Saying so matters
-// for the in-place case, the common one in a ring: Clang's runtime overlap check otherwise sends
-// it to the scalar loop (measured 5x slower for fp32 max); GCC's check lets it through but costs
-// a few instructions per call.
-#if defined(__clang__)
-#define HOOP_NO_LOOP_CARRIED_DEPENDENCE _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define HOOP_NO_LOOP_CARRIED_DEPENDENCE _Pragma("GCC ivdep")
-#else
-#define HOOP_NO_LOOP_CARRIED_DEPENDENCE
-#endif
+#include "device/cpu/kernel_table.h"
 
 namespace hoop {
 namespace {
 
-// ---- Element codecs: storage type in memory, compute type for the op. ----
+using cpu_kernels::BinaryKernel;
+using cpu_kernels::KernelSet;
+using cpu_kernels::KernelTable;
+using cpu_kernels::UnaryKernel;
 
-template <typename T>
-struct NativeCodec {
-  using Storage = T;
-  using Compute = T;
-  static Compute load(Storage v) { return v; }
-  static Storage store(Compute v) { return v; }
-};
-
-struct HalfCodec {
-  using Storage = uint16_t;
-  using Compute = float;
-  static Compute load(Storage v) { return halfToFloat(v); }
-  static Storage store(Compute v) { return floatToHalf(v); }
-};
-
-struct Bf16Codec {
-  using Storage = uint16_t;
-  using Compute = float;
-  static Compute load(Storage v) { return bf16ToFloat(v); }
-  static Storage store(Compute v) { return floatToBf16(v); }
-};
-
-// ---- Ops on the compute type. ----
-
-template <typename T>
-using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-
-template <typename T>
-struct SumOp {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;  // wraps instead of signed-overflow UB
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-    } else {
-      return a + b;
-    }
+// A level's table with its gaps filled from the portable one, so a lookup is one load.
+KernelTable completeTable(const KernelTable& simd) {
+  const KernelTable& portable = cpu_kernels::portableTable();
+  KernelTable t = simd;
+  for (size_t i = 0; i < t.size(); ++i) {
+    KernelSet& k = t[i];
+    const KernelSet& p = portable[i];
+    if (!k.sum) k.sum = p.sum;
+    if (!k.prod) k.prod = p.prod;
+    if (!k.max) k.max = p.max;
+    if (!k.min) k.min = p.min;
+    if (!k.sumThenDivide) k.sumThenDivide = p.sumThenDivide;
+    if (!k.divide) k.divide = p.divide;
   }
-};
-
-template <typename T>
-struct ProdOp {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// Floating max/min as selects, in an order that makes every case defined: a > b (or a < b) is
-// false when b is NaN, so b's NaN falls through; a's NaN is picked last, so it wins over
-// everything (also when both are NaN). Equal values can differ in bits only as +0/-0: AND of the
-// bits gives +0 for max, OR gives -0 for min. Selects on the float type (not on integer masks)
-// are what GCC vectorizes for both fp32 and fp64.
-template <typename T>
-T bitwiseAnd(T a, T b) {
-  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) & std::bit_cast<Bits<T>>(b));
-}
-template <typename T>
-T bitwiseOr(T a, T b) {
-  return std::bit_cast<T>(std::bit_cast<Bits<T>>(a) | std::bit_cast<Bits<T>>(b));
-}
-
-template <typename T>
-struct MaxOp {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      return a > b ? a : b;
-    } else {
-      const T equal = bitwiseAnd(a, b);
-      T r = a > b ? a : b;
-      r = a == b ? equal : r;
-      return a != a ? a : r;
-    }
-  }
-};
-
-template <typename T>
-struct MinOp {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      return a < b ? a : b;
-    } else {
-      const T equal = bitwiseOr(a, b);
-      T r = a < b ? a : b;
-      r = a == b ? equal : r;
-      return a != a ? a : r;
-    }
-  }
-};
-
-// x / divisor. Floats: a true division (an exact quotient stays exact). Integers: truncation
-// toward zero, done on the magnitude in an unsigned type wide enough for both |x| and the
-// divisor, so every size_t divisor and every x (including the most negative) is exact. Types of
-// 32 bits or less divide in 32 bits (faster than a 64-bit divide): a divisor above 2^32 - 1
-// gives quotient 0 either way, so clamping it changes nothing.
-template <typename T>
-struct DivideBy {
-  explicit DivideBy(size_t divisor) {
-    if constexpr (std::is_integral_v<T>) {
-      d = static_cast<W>(std::min<size_t>(divisor, std::numeric_limits<W>::max()));
-    } else {
-      d = static_cast<T>(divisor);
-    }
-  }
-  T operator()(T x) const {
-    if constexpr (std::is_integral_v<T>) {
-      if constexpr (std::is_signed_v<T>) {
-        const bool negative = x < 0;
-        const W magnitude = negative ? W{0} - static_cast<W>(x) : static_cast<W>(x);
-        const W q = magnitude / d;
-        return static_cast<T>(negative ? W{0} - q : q);
-      } else {
-        return static_cast<T>(static_cast<W>(x) / d);
-      }
-    } else {
-      return x / d;
-    }
-  }
-  using W = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
-  std::conditional_t<std::is_integral_v<T>, W, T> d;
-};
-
-template <typename T>
-struct SumThenDivideOp {
-  explicit SumThenDivideOp(size_t divisor) : divide(divisor) {}
-  T operator()(T a, T b) const { return divide(SumOp<T>{}(a, b)); }
-  DivideBy<T> divide;
-};
-
-// ---- Loops. ----
-
-template <typename Codec, typename Op>
-void binaryLoop(typename Codec::Storage* out, const typename Codec::Storage* a,
-                const typename Codec::Storage* b, size_t count, Op op) {
-  HOOP_NO_LOOP_CARRIED_DEPENDENCE
-  for (size_t i = 0; i < count; ++i) {
-    out[i] = Codec::store(op(Codec::load(a[i]), Codec::load(b[i])));
-  }
-}
-
-template <typename Codec, typename Op>
-void unaryLoop(typename Codec::Storage* out, const typename Codec::Storage* in, size_t count,
-               Op op) {
-  HOOP_NO_LOOP_CARRIED_DEPENDENCE
-  for (size_t i = 0; i < count; ++i) {
-    out[i] = Codec::store(op(Codec::load(in[i])));
-  }
-}
-
-// Type-erased entry points, the shape every kernel table (portable now, SIMD later) shares.
-using BinaryKernel = void (*)(void* out, const void* a, const void* b, size_t count,
-                              size_t divisor);
-using UnaryKernel = void (*)(void* out, const void* in, size_t count, size_t divisor);
-
-template <typename Codec, template <typename> class OpT>
-void binaryKernel(void* out, const void* a, const void* b, size_t count, size_t divisor) {
-  using S = typename Codec::Storage;
-  using C = typename Codec::Compute;
-  using Op = OpT<C>;
-  Op op = [&] {
-    if constexpr (std::is_constructible_v<Op, size_t>) {
-      return Op(divisor);
-    } else {
-      return Op{};
-    }
-  }();
-  binaryLoop<Codec>(static_cast<S*>(out), static_cast<const S*>(a), static_cast<const S*>(b), count,
-                    op);
-}
-
-template <typename Codec>
-void divideKernel(void* out, const void* in, size_t count, size_t divisor) {
-  using S = typename Codec::Storage;
-  unaryLoop<Codec>(static_cast<S*>(out), static_cast<const S*>(in), count,
-                   DivideBy<typename Codec::Compute>(divisor));
-}
-
-struct KernelSet {
-  BinaryKernel sum;
-  BinaryKernel prod;
-  BinaryKernel max;
-  BinaryKernel min;
-  BinaryKernel sumThenDivide;  // kAvg in reduceFinal
-  UnaryKernel divide;          // kAvg in finishAverage
-};
-
-template <typename Codec>
-constexpr KernelSet portableKernels() {
-  return KernelSet{binaryKernel<Codec, SumOp>,           binaryKernel<Codec, ProdOp>,
-                   binaryKernel<Codec, MaxOp>,           binaryKernel<Codec, MinOp>,
-                   binaryKernel<Codec, SumThenDivideOp>, divideKernel<Codec>};
-}
-
-constexpr std::array<KernelSet, kNumDataTypes> kPortableKernels = [] {
-  std::array<KernelSet, kNumDataTypes> t{};
-  auto set = [&t](DataType type, KernelSet k) { t[static_cast<size_t>(type)] = k; };
-  set(DataType::kInt8, portableKernels<NativeCodec<int8_t>>());
-  set(DataType::kUint8, portableKernels<NativeCodec<uint8_t>>());
-  set(DataType::kInt32, portableKernels<NativeCodec<int32_t>>());
-  set(DataType::kUint32, portableKernels<NativeCodec<uint32_t>>());
-  set(DataType::kInt64, portableKernels<NativeCodec<int64_t>>());
-  set(DataType::kUint64, portableKernels<NativeCodec<uint64_t>>());
-  set(DataType::kFloat16, portableKernels<HalfCodec>());
-  set(DataType::kFloat32, portableKernels<NativeCodec<float>>());
-  set(DataType::kFloat64, portableKernels<NativeCodec<double>>());
-  set(DataType::kBfloat16, portableKernels<Bf16Codec>());
   return t;
-}();
+}
 
-// The one place a kernel table is chosen. Explicit AVX2/AVX-512 tables slot in here, picked once
-// by CPU features; they must give the same bits as the portable kernels.
-const KernelSet& kernelsFor(DataType type) {
+const KernelTable& tableFor(CpuIsa isa) {
+  // Each table is built on first use: avx2Table()/avx512Table() are only reached on a CPU that
+  // has the instructions (not that reading their constant tables would execute any).
+  switch (isa) {
+    case CpuIsa::kAvx512: {
+      static const KernelTable avx512 = completeTable(cpu_kernels::avx512Table());
+      return avx512;
+    }
+    case CpuIsa::kAvx2: {
+      static const KernelTable avx2 = completeTable(cpu_kernels::avx2Table());
+      return avx2;
+    }
+    case CpuIsa::kPortable: break;
+  }
+  return cpu_kernels::portableTable();
+}
+
+const KernelSet& kernelsFor(CpuIsa isa, DataType type) {
   const auto index = static_cast<size_t>(type);
-  assert(index < kPortableKernels.size());
-  return kPortableKernels[index];
+  assert(index < kNumDataTypes);
+  return tableFor(isa)[index];
+}
+
+const KernelSet& activeKernelsFor(DataType type) {
+  static const CpuIsa isa = activeCpuIsa();
+  return kernelsFor(isa, type);
 }
 
 BinaryKernel binaryFor(const KernelSet& k, RedOp op, bool divide) {
@@ -269,30 +73,59 @@ BinaryKernel binaryFor(const KernelSet& k, RedOp op, bool divide) {
   return k.sum;
 }
 
-}  // namespace
-
-void reduce(void* out, const void* a, const void* b, size_t count, DataType type, RedOp op) {
-  if (count == 0) return;
-  binaryFor(kernelsFor(type), op, /*divide=*/false)(out, a, b, count, 1);
-}
-
-void reduceFinal(void* out, const void* a, const void* b, size_t count, DataType type, RedOp op,
-                 size_t divisor) {
+void run(const KernelSet& k, void* out1, void* out2, const void* a, const void* b, size_t count,
+         RedOp op, size_t divisor) {
   if (count == 0) return;
   // Dividing by 1 is the identity (x / 1 == x exactly; only a signaling NaN's quiet bit could
   // differ), so divisor 1 (and 0, see reduce.h) take the plain sum.
   const bool divide = op == RedOp::kAvg && divisor > 1;
-  binaryFor(kernelsFor(type), op, divide)(out, a, b, count, divisor);
+  binaryFor(k, op, divide)(out1, out2, a, b, count, divisor);
+}
+
+void runFinishAverage(const KernelSet& k, void* out, const void* in, size_t count, DataType type,
+                      RedOp op, size_t divisor) {
+  if (count == 0) return;
+  if (op == RedOp::kAvg && divisor > 1) {
+    k.divide(out, in, count, divisor);
+  } else if (out != in) {
+    std::memcpy(out, in, count * dataTypeSize(type));
+  }
+}
+
+}  // namespace
+
+void reduce(void* out, const void* a, const void* b, size_t count, DataType type, RedOp op) {
+  run(activeKernelsFor(type), out, nullptr, a, b, count, op, 1);
+}
+
+void reduceFinal(void* out, const void* a, const void* b, size_t count, DataType type, RedOp op,
+                 size_t divisor) {
+  run(activeKernelsFor(type), out, nullptr, a, b, count, op, divisor);
+}
+
+void reduceCopy(void* out1, void* out2, const void* a, const void* b, size_t count, DataType type,
+                RedOp op) {
+  run(activeKernelsFor(type), out1, out2, a, b, count, op, 1);
+}
+
+void reduceCopyFinal(void* out1, void* out2, const void* a, const void* b, size_t count,
+                     DataType type, RedOp op, size_t divisor) {
+  run(activeKernelsFor(type), out1, out2, a, b, count, op, divisor);
 }
 
 void finishAverage(void* out, const void* in, size_t count, DataType type, RedOp op,
                    size_t divisor) {
-  if (count == 0) return;
-  if (op == RedOp::kAvg && divisor > 1) {
-    kernelsFor(type).divide(out, in, count, divisor);
-  } else if (out != in) {
-    std::memcpy(out, in, count * dataTypeSize(type));
-  }
+  runFinishAverage(activeKernelsFor(type), out, in, count, type, op, divisor);
+}
+
+void reduceCopyFinalAt(CpuIsa isa, void* out1, void* out2, const void* a, const void* b,
+                       size_t count, DataType type, RedOp op, size_t divisor) {
+  run(kernelsFor(isa, type), out1, out2, a, b, count, op, divisor);
+}
+
+void finishAverageAt(CpuIsa isa, void* out, const void* in, size_t count, DataType type, RedOp op,
+                     size_t divisor) {
+  runFinishAverage(kernelsFor(isa, type), out, in, count, type, op, divisor);
 }
 
 }  // namespace hoop

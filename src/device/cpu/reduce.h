@@ -13,7 +13,10 @@
 // Semantics per type:
 //   - Integers: sum and prod wrap modulo 2^bits (computed in the unsigned type of the same width,
 //     so there is no signed-overflow UB). max/min compare as the signed or unsigned type.
-//   - fp32, fp64: computed natively with IEEE arithmetic.
+//   - fp32, fp64: computed natively with IEEE arithmetic. NaN in sum/prod/avg: if a is NaN the
+//     result is a's NaN, made quiet; else if b is NaN, b's, made quiet; a NaN made from numbers
+//     (inf - inf, 0 * inf) is the CPU's default NaN. (Pinned because the compiler may swap the
+//     operands of a commutative op, and x86 returns the first operand's NaN.)
 //   - fp16, bf16: both inputs are widened to fp32 (exact), the op runs in fp32, and the result is
 //     rounded once to the 16-bit type (nearest, ties to even; see half.h).
 //   - Floating max/min: NaN propagates: if either input is NaN the result is NaN (the first
@@ -29,13 +32,15 @@
 //     then one rounding to 16 bits.
 //   - divisor is the rank count, >= 1; 0 is treated as 1 so a caller bug cannot trap.
 //
-// These are the portable kernels (auto-vectorized C++). The kernel table is chosen in one place
-// in reduce.cc, where explicit AVX2/AVX-512 kernels will be selected at run time.
+// Kernels: portable C++ (reduce_portable.cc) defines the results; AVX2+F16C (reduce_avx2.cc) and
+// AVX-512 (reduce_avx512.cc) give the same bits faster. The level is chosen once per process in
+// reduce.cc from cpuid, and HOOP_CPU_ISA=portable|avx2|avx512 can lower it (cpu_isa.h).
 #pragma once
 
 #include <cstddef>
 
 #include "core/types.h"
+#include "device/cpu/cpu_isa.h"
 
 namespace hoop {
 
@@ -51,5 +56,23 @@ void reduceFinal(void* out, const void* a, const void* b, size_t count, DataType
 // op out[i] = in[i] (nothing to do when out == in). out may alias in exactly.
 void finishAverage(void* out, const void* in, size_t count, DataType type, RedOp op,
                    size_t divisor);
+
+// Fused reduce-copy, for recvReduceCopySend: out1[i] = out2[i] = a[i] op b[i] in one pass over
+// the inputs (reduce into the user's buffer and the outgoing slot at once). out2 may be null (then
+// this is reduce()). Any of out1, out2, a, b may alias each other exactly, never partially.
+void reduceCopy(void* out1, void* out2, const void* a, const void* b, size_t count, DataType type,
+                RedOp op);
+
+// Same, and for kAvg divides by `divisor` in the same pass, as reduceFinal.
+void reduceCopyFinal(void* out1, void* out2, const void* a, const void* b, size_t count,
+                     DataType type, RedOp op, size_t divisor);
+
+// reduceCopyFinal / finishAverage with the kernels of one CPU level, whatever activeCpuIsa()
+// chose: for tests and benchmarks that compare levels (divisor 1 makes it reduce()/reduceCopy()).
+// `isa` must not be above detectCpuIsa(): the instructions would fault.
+void reduceCopyFinalAt(CpuIsa isa, void* out1, void* out2, const void* a, const void* b,
+                       size_t count, DataType type, RedOp op, size_t divisor);
+void finishAverageAt(CpuIsa isa, void* out, const void* in, size_t count, DataType type, RedOp op,
+                     size_t divisor);
 
 }  // namespace hoop
