@@ -15,7 +15,10 @@ void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
   const Ring& ring = comm.ring();
   auto block = [&](size_t pos) { return output + static_cast<size_t>(ring.at(pos)) * blockBytes; };
   const size_t position = ring.position;
-  if (block(position) != args.send) std::memmove(block(position), args.send, blockBytes);
+  // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
+  if (block(position) != args.send && blockBytes > 0) {
+    std::memmove(block(position), args.send, blockBytes);
+  }
   if (n == 1) return;
 
   const int next = ring.next();
