@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The README's two commands.
 #   tools/quickstart.sh bench  installs what hoop needs, builds, runs a 4-rank allreduce sweep
-#   tools/quickstart.sh test   installs what hoop needs, builds, runs every test
+#   tools/quickstart.sh test   installs what hoop needs, builds, runs every test, then the fuzzers
+#                              and the ASan+UBSan and TSan builds (tools/sanitizers.sh)
 # Needs root (or sudo) on Debian 12 the first time, to install packages with apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev libgmock-dev
           libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
-          clang-format iproute2 iptables libnetfilter-queue-dev python3)
+          clang-format iproute2 iptables libnetfilter-queue-dev python3
+          clang libclang-rt-14-dev llvm)  # fuzzers (libFuzzer), sanitizer report symbols
 
 install_packages() {
   local missing=()
@@ -42,6 +44,11 @@ case "${1:-}" in
     install_packages
     build
     ctest --preset ci -j "$(nproc)" --timeout 600
+    # Then the parsers under libFuzzer for a few seconds each, and the tests under the sanitizers
+    # (tools/sanitizers.sh says what each runs). Any crash or report fails the run.
+    tools/sanitizers.sh fuzz
+    tools/sanitizers.sh asan
+    tools/sanitizers.sh tsan
     ;;
   *)
     echo "usage: $0 bench|test" >&2

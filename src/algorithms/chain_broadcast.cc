@@ -13,7 +13,8 @@ void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   const bool isRoot = comm.rank() == args.root;
-  if (isRoot && args.send != args.recv) std::memmove(output, args.send, bytes);
+  // Count 0 may come with NULL buffers, and mem* on NULL is undefined even for 0 bytes.
+  if (isRoot && args.send != args.recv && bytes > 0) std::memmove(output, args.send, bytes);
   if (n == 1) return;
 
   const Ring& ring = comm.ring();

@@ -24,7 +24,8 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   // inputs[r] holds rank r's contribution; our own is copied too, so the fold may overwrite
   // recv even when it is the send buffer.
   char* inputs = comm.scratch(n * bytes);
-  std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
+  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
+  if (bytes > 0) std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) == self) continue;
     comm.connection(static_cast<int>(r)).postRecv(inputs + r * bytes, bytes, args.tag());

@@ -18,7 +18,7 @@ void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args) {
   const size_t blockBytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   auto blockOfRank = [&](int rank) { return output + static_cast<size_t>(rank) * blockBytes; };
-  if (blockOfRank(comm.rank()) != args.send) {
+  if (blockOfRank(comm.rank()) != args.send && blockBytes > 0) {
     std::memmove(blockOfRank(comm.rank()), args.send, blockBytes);
   }
   const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);

@@ -17,7 +17,9 @@ void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const size_t perHost = local.size();
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
-  if (comm.rank() == args.root && args.send != args.recv) std::memmove(output, args.send, bytes);
+  if (comm.rank() == args.root && args.send != args.recv && bytes > 0) {
+    std::memmove(output, args.send, bytes);
+  }
 
   size_t rootHost = 0, rootLocal = 0;
   while (comm.rankAt(rootHost, rootLocal) != args.root) {

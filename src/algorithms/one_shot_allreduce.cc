@@ -33,7 +33,7 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
   inputs[me] = args.send;
   // In place, this rank's input would be overwritten before its turn in the order unless it
   // comes first or second: keep a copy.
-  if (args.send == args.recv && me >= 2) {
+  if (args.send == args.recv && me >= 2 && args.bytes() > 0) {
     char* copy = comm.scratch(args.bytes());
     std::memcpy(copy, args.send, args.bytes());
     inputs[me] = copy;

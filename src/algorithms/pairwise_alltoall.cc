@@ -20,9 +20,9 @@ void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args) {
     // In place: the blocks this rank sends would be overwritten by the ones it receives, so
     // send from a copy.
     char* copy = comm.scratch(n * blockBytes);
-    std::memcpy(copy, input, n * blockBytes);
+    if (blockBytes > 0) std::memcpy(copy, input, n * blockBytes);  // NULL is allowed at count 0
     input = copy;
-  } else {
+  } else if (blockBytes > 0) {
     std::memmove(output + self * blockBytes, input + self * blockBytes, blockBytes);
   }
   if (n == 1) return;

@@ -32,7 +32,8 @@ void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
   auto blockOf = [&](size_t pos) {
     return output + static_cast<size_t>(ring.at(pos)) * blockBytes;
   };
-  if (blockOf(ring.position) != args.send) {
+  // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
+  if (blockOf(ring.position) != args.send && blockBytes > 0) {
     std::memmove(blockOf(ring.position), args.send, blockBytes);
   }
   if (ring.size() == 1) return;

@@ -72,7 +72,8 @@ void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
       fail(hoopInvalidUsage, "rank ", self, ": send to itself of ", sendBytes,
            " bytes matched with a receive of ", recvBytes, " bytes");
     }
-    std::memmove(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
+    // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
+    if (sendBytes > 0) std::memmove(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
   }
   for (const Waiting& w : waits) {
     comm.waitUntil(

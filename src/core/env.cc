@@ -40,11 +40,12 @@ std::chrono::milliseconds envSeconds(const char* name, double fallbackSeconds) {
 }
 
 std::optional<size_t> parseByteSize(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+  // strtoull alone would take " -1" (leading space, then a sign) as 2^64 - 1.
+  if (text.empty() || text[0] < '0' || text[0] > '9') return std::nullopt;
   char* end = nullptr;
   errno = 0;
   unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || text[0] == '-') return std::nullopt;
+  if (errno != 0 || end == text.c_str()) return std::nullopt;
   std::string suffix(end);
   unsigned shift = 0;
   if (suffix == "K" || suffix == "k")

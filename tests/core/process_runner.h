@@ -58,6 +58,9 @@ class ProcessGroup {
     processes_.push_back(p);
   }
 
+  // Where the index-th process's stdout and stderr go (readable while it runs).
+  const std::string& logPath(size_t index) const { return processes_[index].logPath; }
+
   // Sends `signal` to the index-th process started.
   void kill(size_t index, int signal) {
     if (processes_[index].pid > 0) ::kill(processes_[index].pid, signal);

@@ -83,7 +83,7 @@ void allReduceCase(DataType t, RedOp op, size_t count, bool inPlace) {
   auto expected = makeExpected(t, op, nranks, count);
   std::vector<char> output(input.size() + 1, 0x5a);
   const void* send = inPlace ? output.data() : input.data();
-  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  if (inPlace && !input.empty()) std::memcpy(output.data(), input.data(), input.size());
   std::string what = describe("allreduce", t, op, count, inPlace);
   ok(hoopAllReduce(send, output.data(), count, static_cast<hoopDataType_t>(t),
                    static_cast<hoopRedOp_t>(op), comm, nullptr),

@@ -22,7 +22,7 @@ bool ShmConnection::tryEagerSend(const void* data, const EagerCall& call) {
     if (peerEagerReadSeen_ < number - 2) return false;
   }
   ShmEagerDescriptor& descriptor = layout_.eagerDescriptor(side_, number);
-  std::memcpy(layout_.eagerData(side_, number), data, call.bytes);
+  if (call.bytes > 0) std::memcpy(layout_.eagerData(side_, number), data, call.bytes);
   descriptor.consumed = eagerRead_;
   descriptor.count = call.count;
   descriptor.bytes = call.bytes;

@@ -1,54 +1,12 @@
 #include "transport/tcp/tcp_transport.h"
 
 #include "core/logging.h"
-#include "core/wire.h"
+#include "transport/tcp/hello.h"
 
 namespace hoop {
 namespace {
 
-constexpr uint32_t kHelloMagic = 0x43504f48;  // "HOPC"
-constexpr uint16_t kHelloVersion = 1;
 constexpr int kMaxStreams = 64;
-
-struct Hello {
-  uint16_t streams = 0;
-  uint16_t streamIndex = 0;
-  Secret secret;
-  uint64_t jobTag = 0;
-  uint32_t fromRank = 0;
-  uint32_t toRank = 0;
-};
-
-std::vector<uint8_t> encodeHello(const Hello& h) {
-  WireWriter out;
-  out.u32(kHelloMagic);
-  out.u16(kHelloVersion);
-  out.u16(h.streams);
-  out.u16(h.streamIndex);
-  out.u16(0);
-  out.raw(h.secret.bytes.data(), h.secret.bytes.size());
-  out.u64(h.jobTag);
-  out.u32(h.fromRank);
-  out.u32(h.toRank);
-  return out.bytes();
-}
-
-const size_t kHelloBytes = encodeHello(Hello{}).size();
-
-Hello decodeHello(const std::vector<uint8_t>& bytes) {
-  WireReader in(bytes.data(), bytes.size(), "connection hello");
-  if (in.u32() != kHelloMagic) fail(hoopRemoteError, "not a hoop connection");
-  if (in.u16() != kHelloVersion) fail(hoopRemoteError, "another hoop wire version");
-  Hello h;
-  h.streams = in.u16();
-  h.streamIndex = in.u16();
-  in.u16();
-  in.raw(h.secret.bytes.data(), h.secret.bytes.size());
-  h.jobTag = in.u64();
-  h.fromRank = in.u32();
-  h.toRank = in.u32();
-  return h;
-}
 
 }  // namespace
 
@@ -56,7 +14,7 @@ TcpTransport::TcpTransport(TcpOptions options, UniqueFd listener, std::vector<Tc
     : options_(std::move(options)),
       listener_(std::move(listener)),
       peers_(std::move(peers)),
-      acceptor_(listener_.get(), kHelloBytes) {
+      acceptor_(listener_.get(), tcpHelloBytes()) {
   options_.streams = std::clamp(options_.streams, 1, kMaxStreams);
 }
 
@@ -75,14 +33,14 @@ std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_poi
   for (int s = 0; s < options_.streams; ++s) {
     UniqueFd fd = connectWithRetry(target.address, deadline, aborted, target.description);
     tuneDataSocket(fd.get(), options_.socketBufferBytes);
-    Hello hello;
+    TcpHello hello;
     hello.streams = static_cast<uint16_t>(options_.streams);
     hello.streamIndex = static_cast<uint16_t>(s);
     hello.secret = options_.secret;
     hello.jobTag = options_.jobTag;
     hello.fromRank = static_cast<uint32_t>(options_.selfRank);
     hello.toRank = static_cast<uint32_t>(peer);
-    auto bytes = encodeHello(hello);
+    auto bytes = encodeTcpHello(hello);
     sendAll(fd.get(), bytes.data(), bytes.size(), deadline, "the hello to " + target.description);
     setNonBlocking(fd.get());
     streams.push_back(std::move(fd));
@@ -94,9 +52,9 @@ std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_poi
 }
 
 bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
-  Hello hello;
+  TcpHello hello;
   try {
-    hello = decodeHello(arrival.hello);
+    hello = decodeTcpHello(arrival.hello);
   } catch (const Error& e) {
     log(LogLevel::kWarn, LogSubsys::kNet, options_.selfRank, "refused a connection from ",
         arrival.from, ": ", e.what());

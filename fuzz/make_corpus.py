@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seed inputs in fuzz/corpus/<target>/: one valid message of each kind, so
+the fuzzers start past the magic numbers. Run it after a wire format changes."""
+import pathlib
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+AF_INET, AF_INET6 = 2, 10
+SECRET = bytes(range(16))
+
+
+def address(family, port, raw):
+    return struct.pack("<HH", family, port) + raw.ljust(16, b"\0")
+
+
+def peer(pid, host_id, name, family, port, raw):
+    return struct.pack("<IQ", pid, host_id) + name.ljust(64, b"\0") + address(family, port, raw)
+
+
+def registration(nranks, rank, family=AF_INET, raw=bytes([127, 0, 0, 1])):
+    return (struct.pack("<IHH", 0x42504F48, 1, 0) + SECRET + struct.pack("<QII", 7, nranks, rank) +
+            peer(4242, 99, b"node0", family, 5000, raw))
+
+
+def unique_id(family, raw):
+    body = struct.pack("<IHH", 0x50494F48, 1, 1) + address(family, 29500, raw) + SECRET
+    return (body + struct.pack("<Q", 7)).ljust(128, b"\0")
+
+
+def answer(peers):
+    return struct.pack("<IHHI", 0x42504F48, 1, 0, len(peers)) + b"".join(peers)
+
+
+def error_answer(text):
+    return struct.pack("<IHHI", 0x42504F48, 1, 1, len(text)) + text
+
+
+def hello(streams, index, from_rank, to_rank):
+    return (struct.pack("<IHHHH", 0x43504F48, 1, streams, index, 0) + SECRET +
+            struct.pack("<QII", 7, from_rank, to_rank))
+
+
+def frame(kind, seq, payload):
+    return struct.pack("<HBBIQ", 0x4F48, 1, kind, seq, len(payload)) + payload
+
+
+def receives(layout, posts, split=0):
+    return bytes([1, layout]) + b"".join(struct.pack("<BBH", k, s, n) for k, s, n in posts) + \
+        struct.pack("<H", split)
+
+
+ipv6_loopback = bytes(15) + b"\1"
+corpus = {
+    "bootstrap_fuzz": {
+        "registration_ipv4": b"\0" + registration(2, 1),
+        "registration_ipv6": b"\0" + registration(4, 3, AF_INET6, ipv6_loopback),
+        "unique_id_ipv4": b"\1" + unique_id(AF_INET, bytes([127, 0, 0, 1])),
+        "unique_id_ipv6": b"\1" + unique_id(AF_INET6, ipv6_loopback),
+        "answer_two_ranks": b"\2\1" + answer([peer(10, 1, b"a", AF_INET, 6000, b"\x7f\0\0\1"),
+                                             peer(11, 1, b"a", AF_INET, 6001, b"\x7f\0\0\1")]),
+        "answer_error": b"\2\1" + error_answer(b"rank 1 registered twice"),
+    },
+    "tcp_fuzz": {
+        "hello": b"\0" + hello(1, 0, 0, 1),
+        "hello_streams": b"\0" + hello(4, 3, 2, 5),
+        "frames_one_stream": receives(1, [(1, 0, 8), (7, 1, 0)]) +
+        frame(1, 0, bytes(range(8))) + frame(7, 1, b""),
+        "frames_two_streams": receives(8 + 2, [(4, 3, 4), (4, 3, 4), (4, 3, 2)],
+                                       split=2 * 16 + 6) +
+        frame(4, 3, b"abcd") + frame(4, 3, b"ij") + frame(4, 3, b"efgh"),
+    },
+    "env_fuzz": {
+        "sizes_ifname": b"4M\0=lo,eth\0lo\0^shm",
+        "plain": b"512\0^docker,lo\0eth0\0tcp",
+        "secret": b"0123456789abcdef0123456789ABCDEF\0eth\0eth1\0shm,tcp",
+    },
+}
+
+for target, seeds in corpus.items():
+    folder = HERE / "corpus" / target
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in seeds.items():
+        (folder / name).write_bytes(data)

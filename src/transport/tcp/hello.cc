@@ -1,0 +1,48 @@
+#include "transport/tcp/hello.h"
+
+#include "core/error.h"
+#include "core/wire.h"
+
+namespace hoop {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x43504f48;  // "HOPC"
+constexpr uint16_t kHelloVersion = 1;
+
+}  // namespace
+
+std::vector<uint8_t> encodeTcpHello(const TcpHello& h) {
+  WireWriter out;
+  out.u32(kHelloMagic);
+  out.u16(kHelloVersion);
+  out.u16(h.streams);
+  out.u16(h.streamIndex);
+  out.u16(0);
+  out.raw(h.secret.bytes.data(), h.secret.bytes.size());
+  out.u64(h.jobTag);
+  out.u32(h.fromRank);
+  out.u32(h.toRank);
+  return out.bytes();
+}
+
+size_t tcpHelloBytes() {
+  static const size_t bytes = encodeTcpHello(TcpHello{}).size();
+  return bytes;
+}
+
+TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes) {
+  WireReader in(bytes.data(), bytes.size(), "connection hello");
+  if (in.u32() != kHelloMagic) fail(hoopRemoteError, "not a hoop connection");
+  if (in.u16() != kHelloVersion) fail(hoopRemoteError, "another hoop wire version");
+  TcpHello h;
+  h.streams = in.u16();
+  h.streamIndex = in.u16();
+  in.u16();
+  in.raw(h.secret.bytes.data(), h.secret.bytes.size());
+  h.jobTag = in.u64();
+  h.fromRank = in.u32();
+  h.toRank = in.u32();
+  return h;
+}
+
+}  // namespace hoop
