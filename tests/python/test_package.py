@@ -54,5 +54,6 @@ def test_hoop_error_from_cpp_carries_code_and_message():
 
 def test_a_failing_rank_fails_the_launch():
     # The harness itself must be able to fail: a worker that raises makes run_ranks fail.
-    broken = run_ranks(2, "collectives.py", "no_such_check", expect_success=False)
-    assert broken.returncode != 0
+    broken = run_ranks(2, "exit_status.py", 1, 3, expect_success=False)
+    assert broken.returncode == 3
+    assert run_ranks(2, "exit_status.py", 1, 0).returncode == 0

@@ -7,10 +7,6 @@ def store_env():
     return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
 
 
-def test_every_call_on_two_ranks():
-    run_ranks(2, "dist_backend.py", env=store_env())
-
-
 def test_every_call_on_three_ranks():
     run_ranks(3, "dist_backend.py", env=store_env())
 
