@@ -1,0 +1,96 @@
+#include "train/handle_table.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "hoop/hoop.hpp"
+
+namespace hoop::train {
+
+HandleTable::Handle HandleTable::open(const std::string& name, const char* operation, int rank) {
+  std::lock_guard lock(mutex_);
+  if (!namesInFlight_.insert(name).second) {
+    throw Exception(hoopInvalidUsage, "rank " + std::to_string(rank) + ": " + operation +
+                                          " of tensor '" + name +
+                                          "': a request with this name is still in flight on this "
+                                          "rank; wait for it before submitting the name again");
+  }
+  const Handle handle = next_++;
+  states_.emplace(handle, State{name, false, hoopSuccess, ""});
+  return handle;
+}
+
+void HandleTable::complete(Handle handle, hoopResult_t code, std::string message) {
+  {
+    std::lock_guard lock(mutex_);
+    auto state = states_.find(handle);
+    if (state == states_.end() || state->second.done) return;
+    state->second.done = true;
+    state->second.code = code;
+    state->second.message = std::move(message);
+    namesInFlight_.erase(state->second.name);
+  }
+  finished_.notify_all();
+}
+
+HandleTable::State& HandleTable::find(Handle handle, const char* call) {
+  auto state = states_.find(handle);
+  if (state == states_.end()) {
+    throw Exception(hoopInvalidArgument, std::string(call) + ": unknown handle " +
+                                             std::to_string(handle) +
+                                             " (never given out, or already waited for)");
+  }
+  return state->second;
+}
+
+bool HandleTable::poll(Handle handle) {
+  std::lock_guard lock(mutex_);
+  return find(handle, "poll").done;
+}
+
+void HandleTable::wait(Handle handle) {
+  std::unique_lock lock(mutex_);
+  State* state = &find(handle, "wait");
+  finished_.wait(lock, [&] { return state->done; });
+  const hoopResult_t code = state->code;
+  std::string message = std::move(state->message);
+  states_.erase(handle);
+  if (code != hoopSuccess) throw Exception(code, message);
+}
+
+void HandleTable::waitUpTo(Handle last) {
+  std::unique_lock lock(mutex_);
+  std::optional<Exception> firstFailure;
+  for (;;) {
+    // Handles are waited for in order; the lowest unfinished one is where we sleep.
+    std::vector<Handle> finished;
+    bool unfinished = false;
+    for (auto& [handle, state] : states_) {
+      if (handle > last) continue;
+      if (state.done) {
+        finished.push_back(handle);
+      } else {
+        unfinished = true;
+      }
+    }
+    std::sort(finished.begin(), finished.end());
+    for (Handle handle : finished) {
+      State& state = states_.at(handle);
+      if (state.code != hoopSuccess && !firstFailure)
+        firstFailure.emplace(state.code, state.message);
+      states_.erase(handle);
+    }
+    if (!unfinished) break;
+    finished_.wait(lock);
+  }
+  if (firstFailure) throw *firstFailure;
+}
+
+HandleTable::Handle HandleTable::newest() const {
+  std::lock_guard lock(mutex_);
+  return next_ - 1;
+}
+
+}  // namespace hoop::train

@@ -1,0 +1,51 @@
+// The handles users hold: which requests are finished and how, which names are in flight, and
+// waiting on them from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "hoop/hoop.h"
+
+namespace hoop::train {
+
+class HandleTable {
+ public:
+  using Handle = uint64_t;
+
+  // A new handle for `name`; throws hoop::Exception (hoopInvalidUsage) if this rank already has
+  // a request of that name in flight: ranks match requests by name, so two would be ambiguous.
+  Handle open(const std::string& name, const char* operation, int rank);
+  // Marks the request finished (message empty on success) and frees its name for reuse.
+  void complete(Handle handle, hoopResult_t code, std::string message);
+
+  bool poll(Handle handle);
+  // Blocks until finished, releases the handle, throws hoop::Exception when it failed.
+  void wait(Handle handle);
+  // Waits for and releases every handle up to `last`; throws the first failure after all of them
+  // finished.
+  void waitUpTo(Handle last);
+  // The most recent handle given out (0 before the first).
+  Handle newest() const;
+
+ private:
+  struct State {
+    std::string name;
+    bool done = false;
+    hoopResult_t code = hoopSuccess;
+    std::string message;
+  };
+  State& find(Handle handle, const char* call);
+
+  mutable std::mutex mutex_;
+  std::condition_variable finished_;
+  std::unordered_map<Handle, State> states_;
+  std::unordered_set<std::string> namesInFlight_;
+  Handle next_ = 1;
+};
+
+}  // namespace hoop::train

@@ -1,0 +1,24 @@
+// One request as the rank that submitted it holds it: the agreed-on shape plus this rank's buffers
+// and its handle.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "hoop/train.hpp"
+#include "train/request_shape.h"
+
+namespace hoop::train {
+
+struct LocalRequest {
+  std::string name;
+  RequestShape shape;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  Engine::AllGatherAllocator allocate;  // allgather only
+  Engine::Handle handle = 0;
+  std::chrono::steady_clock::time_point submittedAt;
+  bool announcedByName = false;  // sent to the other ranks by name (so the cache no longer applies)
+};
+
+}  // namespace hoop::train

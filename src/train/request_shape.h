@@ -1,0 +1,54 @@
+// What every rank must agree on before a named request runs: its kind, element type, count,
+// operation, root and scale factors. Two ranks that submit one name with different shapes get an
+// error instead of a hang or a wrong result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "hoop/hoop.h"
+
+namespace hoop::train {
+
+enum class RequestKind : uint8_t {
+  kAllReduce = 0,
+  kBroadcast = 1,
+  kAllGather = 2,
+  kAllToAll = 3,
+  kReduceScatter = 4,
+  kBarrier = 5,
+};
+constexpr uint8_t kRequestKindCount = 6;
+
+struct RequestShape {
+  RequestKind kind = RequestKind::kBarrier;
+  hoopDataType_t type = hoopUint8;
+  hoopRedOp_t op = hoopSum;
+  int root = 0;
+  // allreduce and broadcast: elements; allgather: this rank's elements (may differ between ranks);
+  // alltoall: elements per destination rank; reduce-scatter: elements each rank receives.
+  size_t count = 0;
+  double prescale = 1.0;
+  double postscale = 1.0;
+
+  bool operator==(const RequestShape&) const = default;
+};
+
+const char* kindName(RequestKind kind);
+const char* typeName(hoopDataType_t type);
+const char* opName(hoopRedOp_t op);
+size_t elementSize(hoopDataType_t type);
+bool isFloatingPoint(hoopDataType_t type);
+
+// "allreduce float32[1000] avg", "broadcast int32[4] root 1", with scale factors when not 1.
+std::string describe(const RequestShape& shape);
+
+// Ranks agree on every field; for allgather the count may differ per rank.
+bool sameRequest(const RequestShape& a, const RequestShape& b);
+
+// Elements a rank's input buffer holds (for scratch buffers of ranks that joined).
+size_t inputElements(const RequestShape& shape, int nranks);
+size_t outputElements(const RequestShape& shape, int nranks);
+
+}  // namespace hoop::train
