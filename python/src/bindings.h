@@ -10,5 +10,7 @@ namespace hoop::python {
 void bindErrors(pybind11::module_& module);
 // hoop._hoop.Communicator over the C API, plus the data type and operation constants.
 void bindCommunicator(pybind11::module_& module);
+// hoop._hoop.Engine, the training engine of include/hoop/train.hpp (hoop.torch's collectives).
+void bindEngine(pybind11::module_& module);
 
 }  // namespace hoop::python

@@ -10,4 +10,5 @@ PYBIND11_MODULE(_hoop, module) {
   module.attr("VERSION_CODE") = HOOP_VERSION_CODE;
   hoop::python::bindErrors(module);
   hoop::python::bindCommunicator(module);
+  hoop::python::bindEngine(module);
 }

@@ -11,6 +11,12 @@ def test_every_collective_and_dtype(ranks):
     assert result.stdout.count(" ok") == ranks
 
 
+def test_every_collective_without_the_engine():
+    # HOOP_TORCH_ENGINE=0: the same API straight on the C API, requests in submission order.
+    result = run_ranks(2, "collectives.py", env={"HOOP_TORCH_ENGINE": "0"})
+    assert result.stdout.count(" ok") == 2
+
+
 def test_one_rank():
     run_ranks(1, "collectives.py", "allreduce", "allgather", "broadcast", "objects")
 

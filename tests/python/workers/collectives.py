@@ -3,6 +3,7 @@
 Run on any number of ranks: hooprun -np N python3 collectives.py
 """
 
+import os
 import sys
 
 import torch
@@ -110,6 +111,25 @@ def check_async(rank, size):
         pass
     else:
         raise AssertionError("a handle synchronized twice must raise")
+
+
+def check_any_order(rank, size):
+    """With the engine, ranks may submit named requests in different orders."""
+    if os.environ.get("HOOP_TORCH_ENGINE") == "0":
+        return  # the direct runner needs one order on every rank
+    names = ["order.{}".format(i) for i in range(6)]
+    order = names if rank % 2 == 0 else list(reversed(names))
+    tensors = {n: torch.full((i + 1,), float(rank + i)) for i, n in enumerate(names)}
+    handles = {n: hvd.allreduce_async(tensors[n], name=n, op=hvd.Sum) for n in order}
+    gathered = hvd.allgather_async(torch.full((rank + 1,), rank), name="order.gather")
+    for i, n in enumerate(names):
+        expected = float(sum(r + i for r in range(size)))
+        expect_equal(hvd.synchronize(handles[n]), torch.full((i + 1,), expected), "order " + n)
+    expect_equal(
+        hvd.synchronize(gathered),
+        torch.cat([torch.full((r + 1,), r) for r in range(size)]),
+        "allgather among reordered requests",
+    )
 
 
 def check_grouped(rank, size):
