@@ -19,6 +19,7 @@ import hoop.torch  # noqa: F401  (registers the "hoop" backend)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fashion_mnist_data  # noqa: E402
+from fashion_mnist_data import step_summary  # noqa: E402
 from pytorch_fashion_mnist import Net  # noqa: E402
 
 parser = argparse.ArgumentParser(description="PyTorch DDP Fashion-MNIST on hoop")
@@ -75,12 +76,12 @@ def main():
         for batch_idx, (data, target) in enumerate(train_loader):
             if args.batches_per_epoch and batch_idx >= args.batches_per_epoch:
                 break
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
             optimizer.step()
-            step_times.append(time.perf_counter() - start)
+            step_times.append((time.perf_counter() - start, time.process_time() - start_cpu))
             if batch_idx % args.log_interval == 0 and rank == 0:
                 print("epoch {} batch {} loss {:.4f}".format(epoch, batch_idx, loss.item()), flush=True)
 
@@ -108,8 +109,7 @@ def main():
             args.backend, size, args.epochs, time.perf_counter() - started
         )
         if args.timing and step_times:
-            ordered = sorted(step_times[5:] or step_times)
-            line += " median step {:.2f} ms".format(1000 * ordered[len(ordered) // 2])
+            line += " " + step_summary(step_times)
         print(line, flush=True)
     dist.destroy_process_group()
 

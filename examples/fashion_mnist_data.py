@@ -33,3 +33,12 @@ def load(split, directory=DEFAULT_DIR):
     x = torch.from_numpy(images.astype(np.float32) / 255.0).unsqueeze(1)
     x = (x - 0.2860) / 0.3530  # Fashion-MNIST's mean and standard deviation
     return torch.utils.data.TensorDataset(x, torch.from_numpy(labels.astype(np.int64)))
+
+
+def step_summary(step_times):
+    """Median wall time and median CPU time (all of the process's threads) per training step,
+    skipping the first five (warm-up). CPU time is what a step costs when ranks share cores."""
+    kept = step_times[5:] or step_times
+    wall = sorted(w for w, _ in kept)[len(kept) // 2]
+    cpu = sorted(c for _, c in kept)[len(kept) // 2]
+    return "median step {:.2f} ms (cpu {:.2f} ms)".format(1000 * wall, 1000 * cpu)

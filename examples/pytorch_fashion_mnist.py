@@ -20,6 +20,7 @@ import hoop.torch as hvd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fashion_mnist_data  # noqa: E402
+from fashion_mnist_data import step_summary  # noqa: E402
 
 parser = argparse.ArgumentParser(description="PyTorch Fashion-MNIST Example")
 parser.add_argument("--batch-size", type=int, default=64, help="input batch size for training")
@@ -67,13 +68,13 @@ def train(epoch, model, optimizer, train_loader, train_sampler, args, step_times
     for batch_idx, (data, target) in enumerate(train_loader):
         if args.batches_per_epoch and batch_idx >= args.batches_per_epoch:
             break
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         optimizer.zero_grad()
         output = model(data)
         loss = F.nll_loss(output, target)
         loss.backward()
         optimizer.step()
-        step_times.append(time.perf_counter() - start)
+        step_times.append((time.perf_counter() - start, time.process_time() - start_cpu))
         if batch_idx % args.log_interval == 0 and hvd.rank() == 0:
             print(
                 "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
@@ -167,8 +168,7 @@ def main():
             hvd.size(), args.epochs, 100.0 * accuracy, elapsed
         )
         if args.timing and step_times:
-            ordered = sorted(step_times[5:] or step_times)
-            line += " median step {:.2f} ms".format(1000 * ordered[len(ordered) // 2])
+            line += " " + step_summary(step_times)
         print(line, flush=True)
     hvd.shutdown()
 

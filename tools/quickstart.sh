@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev libgmock-dev
           libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
-          clang-format iproute2 python3)
+          clang-format iproute2 python3
+          python3-dev pybind11-dev python3-pybind11 python3-torch python3-numpy python3-pytest
+          dataset-fashion-mnist)
 
 install_packages() {
   local missing=()

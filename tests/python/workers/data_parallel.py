@@ -4,7 +4,9 @@ Every rank also trains a local reference on the whole N*B batch (no communicatio
 check needs no second job: after each step the distributed model must match the reference to
 fp32 rounding (the gradient sum runs in another order), and every rank's parameters must be
 bitwise identical to every other rank's (compared through a hash of their bytes).
-Usage: data_parallel.py sgd|adam [steps]
+Usage: data_parallel.py sgd|adam [steps]. With adam each rank also accumulates two backward
+passes per step (backward_passes_per_step=2) and steps through synchronize() +
+skip_synchronize(), Horovod's gradient-clipping pattern.
 """
 
 import copy
@@ -52,8 +54,11 @@ def main():
         for p in model.parameters():
             p.add_(rank)
     hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+    passes = 2 if kind == "adam" else 1
     optimizer = hvd.DistributedOptimizer(
-        make_optimizer(kind, model.parameters(), size), named_parameters=model.named_parameters()
+        make_optimizer(kind, model.parameters(), size),
+        named_parameters=model.named_parameters(),
+        backward_passes_per_step=passes,
     )
     hvd.broadcast_optimizer_state(optimizer, root_rank=0)
     reference_optimizer = make_optimizer(kind, reference.parameters(), 1)
@@ -66,8 +71,18 @@ def main():
         mine = slice(rank * BATCH, (rank + 1) * BATCH)
 
         optimizer.zero_grad()
-        loss_fn(model(inputs[mine]), labels[mine]).backward()
-        optimizer.step()
+        if passes == 1:
+            loss_fn(model(inputs[mine]), labels[mine]).backward()
+            optimizer.step()
+        else:
+            # Two halves of this rank's batch; each loss is half the weight of the batch mean.
+            half = BATCH // 2
+            for start in (rank * BATCH, rank * BATCH + half):
+                part = slice(start, start + half)
+                (loss_fn(model(inputs[part]), labels[part]) / 2).backward()
+            optimizer.synchronize()
+            with optimizer.skip_synchronize():
+                optimizer.step()
 
         reference_optimizer.zero_grad()
         loss_fn(reference(inputs), labels).backward()
