@@ -38,7 +38,8 @@ struct HOOP_TRAIN_API EngineOptions {
   double cycleTimeMs = 1.0;
   // A name that some ranks submitted and others did not is first warned about after half this
   // time, then failed on every rank with an error naming the tensor and the missing ranks
-  // (HOOP_STALL_CHECK_TIME, seconds).
+  // (HOOP_STALL_CHECK_TIME, seconds; 0 turns the check off, and a missing rank then means waiting
+  // until it submits).
   double stallTimeoutSeconds = 60.0;
   // At most this many names are remembered by the response cache (HOOP_CACHE_CAPACITY; 0 turns the
   // cache off, so every request is negotiated by name).
@@ -55,13 +56,16 @@ struct HOOP_TRAIN_API EngineStats {
   size_t cacheHits = 0;          // requests agreed through the response cache
   size_t collectiveCalls = 0;    // data collectives issued (one per fused group)
   size_t fusedTensors = 0;       // allreduces that shared a collective call with another
+  size_t largestFusedBytes = 0;  // the largest fusion buffer reduced in one call
   size_t completedRequests = 0;  // requests finished successfully
   size_t failedRequests = 0;     // requests finished with an error
 };
 
 // Background coordinator over one communicator. The communicator is borrowed: it must outlive the
 // engine, and while the engine lives it must be the communicator's only user (its thread issues
-// collectives on it). Every rank of the communicator creates its engine with the same options.
+// collectives on it). Every rank of the communicator creates its engine (collectively) with the
+// same fusion threshold and cache capacity: the constructor checks, and throws on every rank when
+// they differ.
 class HOOP_TRAIN_API Engine {
  public:
   using Handle = uint64_t;
@@ -76,8 +80,8 @@ class HOOP_TRAIN_API Engine {
   Engine& operator=(const Engine&) = delete;
 
   // All requests are named; a name may be in flight only once per rank at a time (submitting it
-  // again before it completes throws hoop::Exception). Buffers must stay valid and untouched until
-  // the request completes. Ranks may submit names in different orders.
+  // again before it completes throws hoop::Exception). Buffers are host memory and must stay valid
+  // and untouched until the request completes. Ranks may submit names in different orders.
 
   // recv = op over ranks of (prescale * send), then * postscale. In place when send == recv.
   // op: hoopSum, hoopAvg, hoopMin, hoopMax, hoopProd. Scale factors other than 1 need a
@@ -85,18 +89,38 @@ class HOOP_TRAIN_API Engine {
   Handle allReduce(std::string name, const void* send, void* recv, size_t count,
                    hoopDataType_t type, hoopRedOp_t op = hoopSum, double prescale = 1.0,
                    double postscale = 1.0);
+  // Horovod's grouped_allreduce: the requests reach this rank's engine together, so once every
+  // rank submitted the group they are agreed in one cycle and fused together (up to the
+  // threshold, in this order). One handle per request, in the same order. Nothing is submitted
+  // when one request is invalid (the exception says which).
+  struct AllReduceRequest {
+    std::string name;
+    const void* send;
+    void* recv;
+    size_t count;
+    hoopDataType_t type;
+  };
+  std::vector<Handle> groupedAllReduce(std::vector<AllReduceRequest> requests,
+                                       hoopRedOp_t op = hoopSum, double prescale = 1.0,
+                                       double postscale = 1.0);
   // root's data is copied into data on every rank.
   Handle broadcast(std::string name, void* data, size_t count, hoopDataType_t type, int root);
   // Each rank contributes `count` elements (counts may differ between ranks). Once every rank's
   // count is known, `allocate(perRankCounts)` is called on the engine's thread and returns room for
   // their sum; the result holds rank 0's elements, then rank 1's, and so on.
-  using AllGatherAllocator = std::function<void*(const std::vector<size_t>& perRankCounts)>;
+  using Allocator = std::function<void*(const std::vector<size_t>& perRankCounts)>;
+  using AllGatherAllocator = Allocator;
   Handle allGather(std::string name, const void* send, size_t count, hoopDataType_t type,
                    AllGatherAllocator allocate);
   // send holds size() blocks of countPerRank elements; block j goes to rank j, and block i of recv
   // comes from rank i.
   Handle allToAll(std::string name, const void* send, void* recv, size_t countPerRank,
                   hoopDataType_t type);
+  // Uneven all-to-all: sendCounts[j] elements go to rank j (send holds them back to back, rank 0's
+  // first). Once every rank's counts are known, `allocate(recvCounts)` is called on the engine's
+  // thread and returns room for their sum; the elements from rank i follow those from rank i - 1.
+  Handle allToAll(std::string name, const void* send, std::vector<size_t> sendCounts,
+                  hoopDataType_t type, Allocator allocate);
   // send holds size() blocks of recvCount elements; rank r receives block r reduced over ranks.
   Handle reduceScatter(std::string name, const void* send, void* recv, size_t recvCount,
                        hoopDataType_t type, hoopRedOp_t op = hoopSum);
@@ -105,18 +129,23 @@ class HOOP_TRAIN_API Engine {
 
   // Horovod's join(): this rank has no more data. Until every rank has joined, this rank takes part
   // in the others' requests with zeros (allreduce, reduce-scatter, all-to-all), nothing (allgather
-  // contributes no elements) or a scratch buffer (broadcast from another rank), so uneven numbers
+  // and uneven all-to-all get no elements from it) or a scratch buffer (broadcast from another
+  // rank; a broadcast from a root that joined fails on every rank), so uneven numbers
   // of steps per rank do not deadlock. Blocks until every rank has joined; returns the last rank
-  // to join (the highest one when several joined in the same cycle). Collective.
+  // to join (the highest one when several joined in the same cycle). Collective. A rank whose
+  // engine is being destroyed counts as joined here, but contributes nothing: names it never
+  // submits stall on the others instead of silently getting its zeros.
   int join();
 
   // True once the request finished, successfully or not. Does not release the handle.
   bool poll(Handle handle);
   // Blocks until the request finished and releases the handle; throws hoop::Exception naming the
-  // tensor, the operation and the rank(s) when it failed.
+  // tensor, the operation and the rank(s) when it failed. A handle already released returns at
+  // once (synchronize() releases only successful requests, so nothing failed goes unreported).
   void wait(Handle handle);
-  // Waits for every request this rank submitted so far (and releases their handles); throws the
-  // first failure after all of them finished.
+  // Waits until every request this rank submitted so far finished. Releases the successful ones;
+  // failed ones stay for their own wait(), and the first failure not yet reported by an earlier
+  // synchronize() is thrown.
   void synchronize();
 
   Stats stats() const;
@@ -130,7 +159,8 @@ class HOOP_TRAIN_API Engine {
 
 // Gradient buffers registered once by name. Each step, ready(name) as each gradient is produced (in
 // any order, which may differ between ranks); synchronize() reduces in place whatever was not
-// marked ready, waits until every registered buffer is reduced, and starts the next step.
+// marked ready, waits until every registered buffer is reduced, and starts the next step. Destroy
+// it before its engine (its destructor waits for reductions still in flight).
 class HOOP_TRAIN_API GradientReducer {
  public:
   // Scale factors as in Engine::allReduce (e.g. op hoopSum with postscale 1/size averages).

@@ -13,7 +13,6 @@ static_assert(std::endian::native == std::endian::little,
 
 // Zero marks the end of the announcements (padding), so the format starts counting at 1.
 constexpr uint8_t kFormatVersion = 1;
-constexpr uint8_t kRecordTag = 0xA5;
 
 template <typename T>
 void append(std::vector<uint8_t>& out, T value) {
@@ -60,8 +59,8 @@ std::vector<uint8_t> encodeAnnouncements(const std::vector<Announcement>& announ
   std::vector<uint8_t> out;
   if (announcements.empty()) return out;
   append<uint8_t>(out, kFormatVersion);
+  append<uint32_t>(out, static_cast<uint32_t>(announcements.size()));
   for (const Announcement& a : announcements) {
-    append<uint8_t>(out, kRecordTag);
     append<uint32_t>(out, static_cast<uint32_t>(a.name.size()));
     out.insert(out.end(), a.name.begin(), a.name.end());
     append<uint8_t>(out, static_cast<uint8_t>(a.shape.kind));
@@ -84,8 +83,9 @@ std::vector<Announcement> decodeAnnouncements(std::span<const uint8_t> bytes) {
                                            std::to_string(version) + ", expected " +
                                            std::to_string(kFormatVersion));
   }
-  while (!in.atEnd() && in.peek() == kRecordTag) {
-    in.read<uint8_t>();
+  // The count up front makes a buffer cut between two records an error, not fewer records.
+  const auto count = in.read<uint32_t>();
+  for (uint32_t i = 0; i < count; ++i) {
     Announcement a;
     a.name = in.readString(in.read<uint32_t>());
     const auto kind = in.read<uint8_t>();

@@ -18,7 +18,7 @@ struct Announcement {
   bool operator==(const Announcement&) const = default;
 };
 
-// Little-endian, length-prefixed: version byte, then per announcement
+// Little-endian, length-prefixed: version byte, u32 record count, then per record
 // u32 name length, name, u8 kind, u8 type, u8 op, i32 root, u64 count, f64 prescale, f64 postscale.
 std::vector<uint8_t> encodeAnnouncements(const std::vector<Announcement>& announcements);
 // Throws hoop::Exception (hoopInternalError) on a malformed or truncated buffer; trailing zero

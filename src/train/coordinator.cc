@@ -33,8 +33,8 @@ Coordinator::Coordinator(int nranks, size_t cacheCapacity, double stallTimeoutSe
 
 ControlLayout Coordinator::layout() const {
   ControlLayout layout;
-  layout.cache = ControlLayout::kJoined + static_cast<size_t>(nranks_);
-  layout.negotiations = layout.cache + 2 * cache_.size();
+  layout.cache = ControlLayout::kRankStatus + static_cast<size_t>(nranks_);
+  layout.negotiations = layout.cache + cache_.size();
   layout.total = layout.negotiations + negotiations_.size();
   return layout;
 }
@@ -43,9 +43,7 @@ std::optional<size_t> Coordinator::cacheSlot(const std::string& name,
                                              const RequestShape& shape) const {
   auto slot = cacheSlots_.find(name);
   if (slot == cacheSlots_.end() || !(cache_[slot->second].shape == shape)) return std::nullopt;
-  const bool inNegotiation = std::any_of(negotiations_.begin(), negotiations_.end(),
-                                         [&](const Negotiation& n) { return n.name == name; });
-  if (inNegotiation) return std::nullopt;
+  if (negotiationSlots_.count(name) != 0) return std::nullopt;
   return slot->second;
 }
 
@@ -54,19 +52,18 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
                                  std::chrono::steady_clock::time_point now) {
   const ControlLayout before = layout();
   CycleOutcome outcome;
-  outcome.shuttingDown = control[ControlLayout::kShuttingDown] == 1;
-  outcome.joined.resize(static_cast<size_t>(nranks_));
-  for (size_t r = 0; r < outcome.joined.size(); ++r) {
-    outcome.joined[r] = control[ControlLayout::kJoined + r] == 1;
-  }
-  outcome.allJoined =
-      std::all_of(outcome.joined.begin(), outcome.joined.end(), [](bool joined) { return joined; });
+  const std::span<const uint8_t> status =
+      control.subspan(ControlLayout::kRankStatus, static_cast<size_t>(nranks_));
+  outcome.joined.resize(status.size());
+  for (size_t r = 0; r < status.size(); ++r) outcome.joined[r] = status[r] == kJoined;
+  auto all = [&](auto predicate) { return std::all_of(status.begin(), status.end(), predicate); };
+  outcome.shuttingDown = all([](uint8_t s) { return s == kStopping; });
+  outcome.allJoined = all([](uint8_t s) { return s != kActive; }) &&
+                      std::find(status.begin(), status.end(), kJoined) != status.end();
 
   // Cached names first, in slot order: the cheap path of the steady state.
   for (size_t slot = 0; slot < cache_.size(); ++slot) {
-    const bool everyRank = control[before.cache + 2 * slot] == 1;
-    const bool someRankHasIt = control[before.cache + 2 * slot + 1] == 0;
-    if (everyRank && someRankHasIt) {
+    if (control[before.cache + slot] == kHas) {
       Response response;
       response.name = cache_[slot].name;
       response.shape = cache_[slot].shape;
@@ -92,7 +89,7 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
     }
     if (complete) {
       Response response = settle(n, outcome.joined);
-      if (response.errorCode == hoopSuccess && response.shape.kind != RequestKind::kAllGather) {
+      if (response.errorCode == hoopSuccess && !countIsPerRank(response.shape.kind)) {
         remember(response.name, response.shape);
       }
       outcome.responses.push_back(std::move(response));
@@ -108,24 +105,24 @@ CycleOutcome Coordinator::decide(std::span<const uint8_t> control,
     }
   }
   negotiations_ = std::move(waiting);
+  negotiationSlots_.clear();
+  for (size_t i = 0; i < negotiations_.size(); ++i) negotiationSlots_[negotiations_[i].name] = i;
   ++cycle_;
   return outcome;
 }
 
 void Coordinator::addAnnouncement(int rank, const Announcement& announcement,
                                   std::chrono::steady_clock::time_point now) {
-  auto existing = std::find_if(negotiations_.begin(), negotiations_.end(),
-                               [&](const Negotiation& n) { return n.name == announcement.name; });
-  if (existing == negotiations_.end()) {
+  auto [slot, isNew] = negotiationSlots_.try_emplace(announcement.name, negotiations_.size());
+  if (isNew) {
     Negotiation n;
     n.name = announcement.name;
     n.shapes.resize(static_cast<size_t>(nranks_));
     n.firstCycle = cycle_;
     n.createdAt = now;
     negotiations_.push_back(std::move(n));
-    existing = negotiations_.end() - 1;
   }
-  existing->shapes[static_cast<size_t>(rank)] = announcement.shape;
+  negotiations_[slot->second].shapes[static_cast<size_t>(rank)] = announcement.shape;
 }
 
 Response Coordinator::settle(const Negotiation& negotiation,

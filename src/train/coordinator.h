@@ -4,13 +4,13 @@
 // responses in the same order without a coordinator rank; that order is what keeps ranks that
 // submit names in different orders from deadlocking.
 //
-// The control bytes are reduced with hoopMin, so each byte is an AND over ranks:
+// The control bytes are reduced with hoopMin (for 0/1 bytes, an AND over ranks):
 //   [0]                     1 when this rank announces nothing by name this cycle
-//   [1]                     1 when this rank's engine is shutting down
-//   [2, 2 + n)              byte r: whether rank r has joined (other ranks write 1)
-//   cache, 2 per entry      [has it or joined, does not have it]: ready when the first is 1 on
-//                           every rank and the second is 0 on some rank (a rank really has it, so
-//                           ranks that all joined do not run names nobody submitted)
+//   [1, 1 + n)              byte r: rank r's RankStatus (other ranks write 255, so the minimum
+//                           is rank r's own value)
+//   cache, 1 per entry      a CacheVote: the minimum is kHas exactly when every rank has the
+//                           request or joined, and some rank really has it (so ranks that all
+//                           joined do not run names nobody submitted)
 //   negotiations, 1 each    0 when this rank considers that name stalled
 #pragma once
 
@@ -28,10 +28,16 @@
 
 namespace hoop::train {
 
+enum CacheVote : uint8_t { kMissing = 0, kHas = 1, kJoinedWithout = 2 };
+
+// A rank that is stopping (its engine's destructor started) lets others finish a join, but takes
+// part in nothing it did not submit: names it never submits stall on the others, they do not
+// silently get its zeros.
+enum RankStatus : uint8_t { kActive = 0, kJoined = 1, kStopping = 2, kNotMine = 255 };
+
 struct ControlLayout {
   static constexpr size_t kNothingToAnnounce = 0;
-  static constexpr size_t kShuttingDown = 1;
-  static constexpr size_t kJoined = 2;
+  static constexpr size_t kRankStatus = 1;
   size_t cache = 0;         // first byte of the cache section
   size_t negotiations = 0;  // first byte of the stall votes
   size_t total = 0;
@@ -58,8 +64,8 @@ struct Negotiation {
 struct CycleOutcome {
   std::vector<Response> responses;  // to run in this order on every rank
   std::vector<bool> joined;         // per rank, as of this cycle
-  bool allJoined = false;
-  bool shuttingDown = false;  // every rank's engine is shutting down
+  bool allJoined = false;           // no rank is active and at least one joined
+  bool shuttingDown = false;        // every rank's engine is shutting down
 };
 
 class Coordinator {
@@ -97,6 +103,8 @@ class Coordinator {
   std::vector<CacheEntry> cache_;
   std::unordered_map<std::string, size_t> cacheSlots_;
   std::vector<Negotiation> negotiations_;  // in the order names first appeared
+  // Index of negotiations_ by name (models have hundreds of gradients announced at once).
+  std::unordered_map<std::string, size_t> negotiationSlots_;
 };
 
 }  // namespace hoop::train

@@ -18,41 +18,60 @@ HandleTable::Handle HandleTable::open(const std::string& name, const char* opera
                                           "rank; wait for it before submitting the name again");
   }
   const Handle handle = next_++;
-  states_.emplace(handle, State{name, false, hoopSuccess, ""});
+  states_.emplace(handle, State{name, false, hoopSuccess, "", false});
   return handle;
 }
 
 void HandleTable::complete(Handle handle, hoopResult_t code, std::string message) {
+  std::vector<Completion> one;
+  one.push_back({handle, code, std::move(message)});
+  completeAll(one);
+}
+
+void HandleTable::completeAll(std::vector<Completion>& completions) {
+  if (completions.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    auto state = states_.find(handle);
-    if (state == states_.end() || state->second.done) return;
-    state->second.done = true;
-    state->second.code = code;
-    state->second.message = std::move(message);
-    namesInFlight_.erase(state->second.name);
+    for (Completion& completion : completions) {
+      auto state = states_.find(completion.handle);
+      if (state == states_.end() || state->second.done) continue;
+      state->second.done = true;
+      state->second.code = completion.code;
+      state->second.message = std::move(completion.message);
+      namesInFlight_.erase(state->second.name);
+    }
   }
   finished_.notify_all();
 }
 
-HandleTable::State& HandleTable::find(Handle handle, const char* call) {
+void HandleTable::discard(Handle handle) {
+  std::lock_guard lock(mutex_);
   auto state = states_.find(handle);
-  if (state == states_.end()) {
+  if (state == states_.end()) return;
+  if (!state->second.done) namesInFlight_.erase(state->second.name);
+  states_.erase(state);
+}
+
+HandleTable::State* HandleTable::find(Handle handle, const char* call) {
+  auto state = states_.find(handle);
+  if (state != states_.end()) return &state->second;
+  if (handle == 0 || handle >= next_) {
     throw Exception(hoopInvalidArgument, std::string(call) + ": unknown handle " +
-                                             std::to_string(handle) +
-                                             " (never given out, or already waited for)");
+                                             std::to_string(handle) + " (never given out)");
   }
-  return state->second;
+  return nullptr;
 }
 
 bool HandleTable::poll(Handle handle) {
   std::lock_guard lock(mutex_);
-  return find(handle, "poll").done;
+  const State* state = find(handle, "poll");
+  return state == nullptr || state->done;
 }
 
 void HandleTable::wait(Handle handle) {
   std::unique_lock lock(mutex_);
-  State* state = &find(handle, "wait");
+  State* state = find(handle, "wait");
+  if (state == nullptr) return;
   finished_.wait(lock, [&] { return state->done; });
   const hoopResult_t code = state->code;
   std::string message = std::move(state->message);
@@ -64,7 +83,6 @@ void HandleTable::waitUpTo(Handle last) {
   std::unique_lock lock(mutex_);
   std::optional<Exception> firstFailure;
   for (;;) {
-    // Handles are waited for in order; the lowest unfinished one is where we sleep.
     std::vector<Handle> finished;
     bool unfinished = false;
     for (auto& [handle, state] : states_) {
@@ -78,9 +96,12 @@ void HandleTable::waitUpTo(Handle last) {
     std::sort(finished.begin(), finished.end());
     for (Handle handle : finished) {
       State& state = states_.at(handle);
-      if (state.code != hoopSuccess && !firstFailure)
+      if (state.code == hoopSuccess) {
+        states_.erase(handle);
+      } else if (!state.failureThrown && !firstFailure) {
+        state.failureThrown = true;
         firstFailure.emplace(state.code, state.message);
-      states_.erase(handle);
+      }
     }
     if (!unfinished) break;
     finished_.wait(lock);

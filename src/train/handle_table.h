@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "hoop/hoop.h"
 
@@ -22,12 +23,24 @@ class HandleTable {
   Handle open(const std::string& name, const char* operation, int rank);
   // Marks the request finished (message empty on success) and frees its name for reuse.
   void complete(Handle handle, hoopResult_t code, std::string message);
+  struct Completion {
+    Handle handle;
+    hoopResult_t code;
+    std::string message;
+  };
+  // The same for a cycle's worth at once: one lock and one wake-up for all of them, instead of
+  // waking the waiting threads once per request.
+  void completeAll(std::vector<Completion>& completions);
+  // Forgets a handle that was never handed to the user (a rejected group) and frees its name.
+  void discard(Handle handle);
 
+  // A handle given out and since released counts as finished (released handles succeeded, or
+  // their failure was already thrown by wait()).
   bool poll(Handle handle);
   // Blocks until finished, releases the handle, throws hoop::Exception when it failed.
   void wait(Handle handle);
-  // Waits for and releases every handle up to `last`; throws the first failure after all of them
-  // finished.
+  // Waits until every handle up to `last` finished; releases the successful ones and throws the
+  // first failure that no earlier waitUpTo threw (the failed handles stay for wait()).
   void waitUpTo(Handle last);
   // The most recent handle given out (0 before the first).
   Handle newest() const;
@@ -38,8 +51,10 @@ class HandleTable {
     bool done = false;
     hoopResult_t code = hoopSuccess;
     std::string message;
+    bool failureThrown = false;  // by waitUpTo
   };
-  State& find(Handle handle, const char* call);
+  // The handle's state, or nullptr for a handle given out and already released.
+  State* find(Handle handle, const char* call);
 
   mutable std::mutex mutex_;
   std::condition_variable finished_;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "hoop/train.hpp"
 #include "train/request_shape.h"
@@ -15,7 +16,8 @@ struct LocalRequest {
   RequestShape shape;
   const void* send = nullptr;
   void* recv = nullptr;
-  Engine::AllGatherAllocator allocate;  // allgather only
+  Engine::Allocator allocate;      // allgather and uneven alltoall
+  std::vector<size_t> sendCounts;  // uneven alltoall: elements for each destination rank
   Engine::Handle handle = 0;
   std::chrono::steady_clock::time_point submittedAt;
   bool announcedByName = false;  // sent to the other ranks by name (so the cache no longer applies)

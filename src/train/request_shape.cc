@@ -10,6 +10,7 @@ const char* kindName(RequestKind kind) {
     case RequestKind::kBroadcast: return "broadcast";
     case RequestKind::kAllGather: return "allgather";
     case RequestKind::kAllToAll: return "alltoall";
+    case RequestKind::kAllToAllv: return "alltoallv";
     case RequestKind::kReduceScatter: return "reducescatter";
     case RequestKind::kBarrier: return "barrier";
   }
@@ -79,10 +80,12 @@ std::string describe(const RequestShape& shape) {
   return out.str();
 }
 
+bool countIsPerRank(RequestKind kind) {
+  return kind == RequestKind::kAllGather || kind == RequestKind::kAllToAllv;
+}
+
 bool sameRequest(const RequestShape& a, const RequestShape& b) {
-  if (a.kind == RequestKind::kAllGather && b.kind == RequestKind::kAllGather) {
-    return a.type == b.type;
-  }
+  if (a.kind == b.kind && countIsPerRank(a.kind)) return a.type == b.type;
   return a == b;
 }
 
@@ -102,7 +105,7 @@ size_t outputElements(const RequestShape& shape, int nranks) {
     case RequestKind::kAllToAll: return shape.count * ranks;
     case RequestKind::kBarrier:
     case RequestKind::kAllGather:  // sized by the allocator once the counts are known
-      return 0;
+    case RequestKind::kAllToAllv: return 0;
     default: return shape.count;
   }
 }

@@ -18,8 +18,9 @@ enum class RequestKind : uint8_t {
   kAllToAll = 3,
   kReduceScatter = 4,
   kBarrier = 5,
+  kAllToAllv = 6,  // uneven all-to-all: per-destination counts, received counts exchanged first
 };
-constexpr uint8_t kRequestKindCount = 6;
+constexpr uint8_t kRequestKindCount = 7;
 
 struct RequestShape {
   RequestKind kind = RequestKind::kBarrier;
@@ -27,7 +28,8 @@ struct RequestShape {
   hoopRedOp_t op = hoopSum;
   int root = 0;
   // allreduce and broadcast: elements; allgather: this rank's elements (may differ between ranks);
-  // alltoall: elements per destination rank; reduce-scatter: elements each rank receives.
+  // alltoall: elements per destination rank; reduce-scatter: elements each rank receives;
+  // uneven alltoall: this rank's elements to send in all (may differ between ranks).
   size_t count = 0;
   double prescale = 1.0;
   double postscale = 1.0;
@@ -44,7 +46,11 @@ bool isFloatingPoint(hoopDataType_t type);
 // "allreduce float32[1000] avg", "broadcast int32[4] root 1", with scale factors when not 1.
 std::string describe(const RequestShape& shape);
 
-// Ranks agree on every field; for allgather the count may differ per rank.
+// Kinds whose count is each rank's own (allgather, uneven alltoall): ranks agree on the type
+// only, and the response cache does not keep them.
+bool countIsPerRank(RequestKind kind);
+
+// Ranks agree on every field, except the count where countIsPerRank.
 bool sameRequest(const RequestShape& a, const RequestShape& b);
 
 // Elements a rank's input buffer holds (for scratch buffers of ranks that joined).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <unordered_set>
 
 #include "hoop/hoop.hpp"
 #include "train/scaling.h"
@@ -18,8 +19,11 @@ void ResponseExecutor::run(const std::vector<Response>& responses, const FindReq
   // Buckets stay open across the cycle's other responses; every rank sees the same responses in
   // the same order, so every rank packs and flushes the same buckets at the same points.
   std::vector<Bucket> open;
+  // A name can come twice in one cycle only in a corner of join (cached on one rank, by name on a
+  // joined one); the second use takes part with scratch instead of reusing a finished request.
+  std::unordered_set<std::string> claimed;
   for (const Response& response : responses) {
-    LocalRequest* request = find(response.name);
+    LocalRequest* request = claimed.insert(response.name).second ? find(response.name) : nullptr;
     if (!response.error.empty()) {
       if (request != nullptr) finish(*request, response.errorCode, response.error);
       continue;
@@ -76,6 +80,7 @@ void ResponseExecutor::runFused(const Bucket& bucket, const Finish& finish,
             bucket.members.front().first->name + "'");
   ++counters.collectiveCalls;
   counters.fusedTensors += bucket.members.size();
+  counters.largestFusedBytes = std::max(counters.largestFusedBytes, bucket.bytes);
 
   offset = 0;
   for (const auto& [response, request] : bucket.members) {
@@ -116,7 +121,11 @@ void ResponseExecutor::runAlone(const Response& response, LocalRequest* request,
       check(hoopBroadcast(recv, recv, shape.count, shape.type, shape.root, comm_, nullptr), what);
       break;
     case RequestKind::kAllGather:
-      if (std::string error = runAllGather(response, request); !error.empty()) {
+    case RequestKind::kAllToAllv:
+      if (std::string error = shape.kind == RequestKind::kAllGather
+                                  ? runAllGather(response, request)
+                                  : runAllToAllv(response, request);
+          !error.empty()) {
         ++counters.collectiveCalls;
         finish(*request, hoopInvalidArgument, error);
         return;
@@ -155,16 +164,9 @@ std::string ResponseExecutor::runAllGather(const Response& response, LocalReques
   }
   if (request == nullptr) return "";
 
-  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
   void* out = nullptr;
-  try {
-    out = request->allocate ? request->allocate(counts) : nullptr;
-  } catch (const std::exception& e) {
-    return "allgather of '" + response.name + "': the output allocator threw: " + e.what();
-  }
-  if (out == nullptr && total > 0) {
-    return "allgather of '" + response.name + "': the output allocator returned no memory for " +
-           std::to_string(total) + " elements";
+  if (std::string error = allocateOutput(response, *request, counts, out); !error.empty()) {
+    return error;
   }
   auto* dst = static_cast<std::byte*>(out);
   for (size_t r = 0; r < ranks; ++r) {
@@ -173,6 +175,74 @@ std::string ResponseExecutor::runAllGather(const Response& response, LocalReques
     dst += counts[r] * elementBytes;
   }
   return "";
+}
+
+std::string ResponseExecutor::allocateOutput(const Response& response, LocalRequest& request,
+                                             const std::vector<size_t>& counts, void*& out) {
+  const std::string what = std::string(kindName(response.shape.kind)) + " of '" + response.name;
+  const size_t total = std::accumulate(counts.begin(), counts.end(), size_t{0});
+  try {
+    out = request.allocate ? request.allocate(counts) : nullptr;
+  } catch (const std::exception& e) {
+    return what + "': the output allocator threw: " + e.what();
+  }
+  if (out == nullptr && total > 0) {
+    return what + "': the output allocator returned no memory for " + std::to_string(total) +
+           " elements";
+  }
+  return "";
+}
+
+std::string ResponseExecutor::runAllToAllv(const Response& response, LocalRequest* request) {
+  const size_t ranks = static_cast<size_t>(nranks_);
+  const size_t self = static_cast<size_t>(rank_);
+  const hoopDataType_t type = response.shape.type;
+  const size_t elementBytes = elementSize(type);
+  const std::string what = "alltoallv of '" + response.name + "'";
+
+  // Each rank learns how much every other rank sends it; a joined rank sends nothing.
+  std::vector<uint64_t> sendCounts(ranks, 0);
+  std::vector<uint64_t> recvCounts(ranks, 0);
+  if (request != nullptr) {
+    std::copy(request->sendCounts.begin(), request->sendCounts.end(), sendCounts.begin());
+  }
+  check(hoopAllToAll(sendCounts.data(), recvCounts.data(), 1, hoopUint64, comm_, nullptr),
+        what + " (count exchange)");
+  const std::vector<size_t> received(recvCounts.begin(), recvCounts.end());
+  const size_t totalReceived = std::accumulate(received.begin(), received.end(), size_t{0});
+
+  // The data must be received even when this rank cannot keep it (its allocator failed).
+  std::string error;
+  void* out = nullptr;
+  if (request != nullptr) error = allocateOutput(response, *request, received, out);
+  if (out == nullptr) out = scratch(totalReceived * elementBytes, 1);
+  const auto* send = static_cast<const std::byte*>(request != nullptr ? request->send : nullptr);
+  auto* recv = static_cast<std::byte*>(out);
+
+  std::vector<size_t> sendOffsets(ranks), recvOffsets(ranks);
+  for (size_t r = 1; r < ranks; ++r) {
+    sendOffsets[r] = sendOffsets[r - 1] + sendCounts[r - 1] * elementBytes;
+    recvOffsets[r] = recvOffsets[r - 1] + received[r - 1] * elementBytes;
+  }
+  if (sendCounts[self] > 0) {
+    std::memcpy(recv + recvOffsets[self], send + sendOffsets[self],
+                sendCounts[self] * elementBytes);
+  }
+  check(hoopGroupStart(), what);
+  hoopResult_t posted = hoopSuccess;
+  for (size_t r = 0; r < ranks && posted == hoopSuccess; ++r) {
+    if (r == self) continue;
+    const int peer = static_cast<int>(r);
+    if (sendCounts[r] > 0) {
+      posted = hoopSend(send + sendOffsets[r], sendCounts[r], type, peer, comm_, nullptr);
+    }
+    if (posted == hoopSuccess && received[r] > 0) {
+      posted = hoopRecv(recv + recvOffsets[r], received[r], type, peer, comm_, nullptr);
+    }
+  }
+  const hoopResult_t completed = hoopGroupEnd();
+  check(posted != hoopSuccess ? posted : completed, what);
+  return error;
 }
 
 void* ResponseExecutor::scratch(size_t bytes, int which) {

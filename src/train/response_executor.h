@@ -19,6 +19,7 @@ namespace hoop::train {
 struct ExecutionCounters {
   size_t collectiveCalls = 0;
   size_t fusedTensors = 0;
+  size_t largestFusedBytes = 0;
 };
 
 class ResponseExecutor {
@@ -56,6 +57,10 @@ class ResponseExecutor {
   void runFused(const Bucket& bucket, const Finish& finish, ExecutionCounters& counters);
   // Returns an error for this rank alone (its allocator failed); the collective itself ran.
   std::string runAllGather(const Response& response, LocalRequest* request);
+  std::string runAllToAllv(const Response& response, LocalRequest* request);
+  // The allocator's memory for `counts`, or an error for this rank alone.
+  static std::string allocateOutput(const Response& response, LocalRequest& request,
+                                    const std::vector<size_t>& counts, void*& out);
   // Zeroed scratch of at least `bytes`, for ranks that joined.
   void* scratch(size_t bytes, int which = 0);
   void check(hoopResult_t result, const std::string& what) const;
