@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -73,24 +74,34 @@ class PyEngine {
     return live().allReduce(std::move(name), address(send), address(recv), count, dataType(type),
                             redOp(op), prescale, postscale);
   }
+  // (name, send, recv, count, type) per tensor: agreed and fused together, one handle each.
+  std::vector<Handle> groupedAllReduce(
+      const std::vector<std::tuple<std::string, uintptr_t, uintptr_t, size_t, int>>& tensors,
+      int op, double prescale, double postscale) {
+    std::vector<hoop::train::Engine::AllReduceRequest> requests;
+    requests.reserve(tensors.size());
+    for (const auto& [name, send, recv, count, type] : tensors) {
+      requests.push_back({name, address(send), address(recv), count, dataType(type)});
+    }
+    return live().groupedAllReduce(std::move(requests), redOp(op), prescale, postscale);
+  }
   Handle broadcast(std::string name, uintptr_t data, size_t count, int type, int root) {
     return live().broadcast(std::move(name), address(data), count, dataType(type), root);
   }
   Handle allGather(std::string name, uintptr_t send, size_t count, int type) {
     auto buffer = std::make_shared<GatheredBuffer>();
-    const size_t bytesPerElement = elementBytes(dataType(type));
-    Handle handle =
-        live().allGather(std::move(name), address(send), count, dataType(type),
-                         [buffer, bytesPerElement](const std::vector<size_t>& counts) -> void* {
-                           size_t total = 0;
-                           for (size_t c : counts) total += c;
-                           buffer->counts = counts;
-                           // One spare byte so that an empty result still has a valid address.
-                           buffer->bytes.resize(total * bytesPerElement + 1);
-                           return buffer->bytes.data();
-                         });
-    std::lock_guard lock(gatheredMutex_);
-    gathered_[handle] = std::move(buffer);
+    Handle handle = live().allGather(std::move(name), address(send), count, dataType(type),
+                                     allocator(buffer, dataType(type)));
+    remember(handle, std::move(buffer));
+    return handle;
+  }
+  // Uneven all-to-all: sendCounts[j] elements to rank j; the result comes from takeGathered with
+  // the counts received from each rank.
+  Handle allToAllV(std::string name, uintptr_t send, std::vector<size_t> sendCounts, int type) {
+    auto buffer = std::make_shared<GatheredBuffer>();
+    Handle handle = live().allToAll(std::move(name), address(send), std::move(sendCounts),
+                                    dataType(type), allocator(buffer, dataType(type)));
+    remember(handle, std::move(buffer));
     return handle;
   }
   Handle allToAll(std::string name, uintptr_t send, uintptr_t recv, size_t countPerRank, int type) {
@@ -115,8 +126,8 @@ class PyEngine {
   }
   void synchronize() { live().synchronize(); }
 
-  // After wait(handle) of an allgather: (uint8 array of the gathered bytes, per-rank counts).
-  // The array owns the engine's buffer, so no copy is made.
+  // After wait(handle) of an allgather or uneven all-to-all: (uint8 array of the gathered bytes,
+  // per-rank counts). The array owns the engine's buffer, so no copy is made.
   py::tuple takeGathered(Handle handle) {
     std::shared_ptr<GatheredBuffer> buffer = forgetGathered(handle);
     if (!buffer) {
@@ -152,6 +163,23 @@ class PyEngine {
     if (!engine_) throw hoop::Exception(hoopInvalidUsage, "the hoop engine was shut down");
     return *engine_;
   }
+  // Room for the result, allocated on the engine's thread once the counts are known.
+  static hoop::train::Engine::Allocator allocator(std::shared_ptr<GatheredBuffer> buffer,
+                                                  hoopDataType_t type) {
+    const size_t bytesPerElement = elementBytes(type);
+    return [buffer, bytesPerElement](const std::vector<size_t>& counts) -> void* {
+      size_t total = 0;
+      for (size_t c : counts) total += c;
+      buffer->counts = counts;
+      // One spare byte so that an empty result still has a valid address.
+      buffer->bytes.resize(total * bytesPerElement + 1);
+      return buffer->bytes.data();
+    };
+  }
+  void remember(Handle handle, std::shared_ptr<GatheredBuffer> buffer) {
+    std::lock_guard lock(gatheredMutex_);
+    gathered_[handle] = std::move(buffer);
+  }
   std::shared_ptr<GatheredBuffer> forgetGathered(Handle handle) {
     std::lock_guard lock(gatheredMutex_);
     auto it = gathered_.find(handle);
@@ -177,7 +205,9 @@ void bindEngine(py::module_& module) {
            "HOOP_FUSION_THRESHOLD, HOOP_CYCLE_TIME, HOOP_STALL_CHECK_TIME, HOOP_CACHE_CAPACITY.")
       .def("allreduce", &Self::allReduce, unlocked)
       .def("broadcast", &Self::broadcast, unlocked)
+      .def("grouped_allreduce", &Self::groupedAllReduce, unlocked)
       .def("allgather", &Self::allGather, unlocked)
+      .def("alltoallv", &Self::allToAllV, unlocked)
       .def("alltoall", &Self::allToAll, unlocked)
       .def("reducescatter", &Self::reduceScatter, unlocked)
       .def("barrier", &Self::barrier, unlocked)

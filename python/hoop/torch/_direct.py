@@ -107,6 +107,35 @@ class DirectRunner:
 
         return self._submit(run)
 
+    def alltoallv(self, name, tensor, splits):
+        """splits[j] rows to rank j; the future gives (output, rows received from each rank)."""
+        size = self._size
+        row_shape = tuple(tensor.shape[1:])
+        row_elements = 1
+        for d in row_shape:
+            row_elements *= d
+        dtype = hoop_dtype(tensor, name)
+
+        def run():
+            # hoop's alltoall moves equal blocks: exchange the counts first, then pad every piece
+            # to the longest one on any rank.
+            counts = torch.tensor(splits, dtype=torch.int64)
+            received = torch.empty_like(counts)
+            self._comm.alltoall(counts.data_ptr(), received.data_ptr(), 1, _hoop.dtype.int64)
+            longest = max(self._gather_counts(max(splits)))
+            send = torch.zeros((size * longest,) + row_shape, dtype=tensor.dtype)
+            offset = 0
+            for j, s in enumerate(splits):
+                send[j * longest : j * longest + s] = tensor[offset : offset + s]
+                offset += s
+            recv = torch.empty_like(send)
+            self._comm.alltoall(send.data_ptr(), recv.data_ptr(), longest * row_elements, dtype)
+            rows = received.tolist()
+            pieces = [recv[i * longest : i * longest + rows[i]] for i in range(size)]
+            return torch.cat(pieces), received
+
+        return self._submit(run)
+
     def reducescatter(self, name, send, recv, recv_count, op):
         def run():
             self._comm.reduce_scatter(

@@ -86,11 +86,19 @@ class EngineRunner:
         return self._future(handle, lambda: output)
 
     def grouped_allreduce(self, name, sources, outputs, op, prescale, postscale):
-        # One request per tensor: the engine fuses them by itself.
-        futures = [
-            self.allreduce("{}.{}".format(name, i), s, o, op, prescale, postscale)
+        # Submitted together, so the ranks agree on them in one cycle and fuse them.
+        requests = [
+            (
+                "{}.{}".format(name, i),
+                s.data_ptr(),
+                o.data_ptr(),
+                o.numel(),
+                hoop_dtype(o, name),
+            )
             for i, (s, o) in enumerate(zip(sources, outputs))
         ]
+        handles = self._engine.grouped_allreduce(requests, op, prescale, postscale)
+        futures = [self._future(h, lambda: None) for h in handles]
         return _Group(futures, outputs)
 
     def broadcast(self, name, tensor, root):
@@ -117,6 +125,24 @@ class EngineRunner:
             name, send.data_ptr(), recv.data_ptr(), count_per_rank, hoop_dtype(send, name)
         )
         return self._future(handle, lambda: recv)
+
+    def alltoallv(self, name, tensor, splits):
+        """splits[j] rows to rank j; the future gives (output, rows received from each rank)."""
+        dtype = hoop_dtype(tensor, name)
+        row_shape = tuple(tensor.shape[1:])
+        row_elements = 1
+        for d in row_shape:
+            row_elements *= d
+        send_counts = [s * row_elements for s in splits]
+        handle = self._engine.alltoallv(name, tensor.data_ptr(), send_counts, dtype)
+
+        def convert():
+            data, counts = self._engine.take_gathered(handle)
+            flat = torch.from_numpy(data).view(_TORCH_DTYPES[dtype])
+            rows = [c // row_elements if row_elements else 0 for c in counts]
+            return flat.reshape((-1,) + row_shape), torch.tensor(rows, dtype=torch.int64)
+
+        return self._future(handle, convert)
 
     def reducescatter(self, name, send, recv, recv_count, op):
         handle = self._engine.reducescatter(

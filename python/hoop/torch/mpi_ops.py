@@ -390,6 +390,7 @@ def alltoall_async(tensor, splits=None, name=None):
     runner = _get_runner()
     size = _runtime.size()
     rows = tensor.shape[0] if tensor.dim() > 0 else 0
+    name = _auto_name(kind, name)
     if splits is None:
         if rows % size != 0:
             raise error(
@@ -397,38 +398,19 @@ def alltoall_async(tensor, splits=None, name=None):
                     rows, size
                 )
             )
-        splits = [rows // size] * size
+        # Equal pieces: straight into the output, no count exchange.
+        output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
+        future = runner.alltoall(name, tensor, output, tensor.numel() // size)
+        received = torch.full((size,), rows // size, dtype=torch.int64)
+        return _register(future, lambda _: (output, received), (tensor, output))
     splits = [int(s) for s in (splits.tolist() if torch.is_tensor(splits) else splits)]
     if len(splits) != size or any(s < 0 for s in splits) or sum(splits) != rows:
         raise error(
             "hoop.torch.alltoall: splits {} must be {} non-negative counts summing to the {} "
             "rows".format(splits, size, rows)
         )
-    name = _auto_name(kind, name)
-    row_shape = tuple(tensor.shape[1:])
-    row_elements = 1
-    for d in row_shape:
-        row_elements *= d
-    # hoop's alltoall moves equal blocks: exchange the counts first, then pad every piece to the
-    # longest one on any rank.
-    counts = torch.tensor(splits, dtype=torch.int64)
-    received = torch.empty_like(counts)
-    runner.alltoall(name + ".splits", counts, received, 1).result()
-    longest = max(runner.gather_counts(max(splits)))
-    send = torch.zeros((size * longest,) + row_shape, dtype=tensor.dtype)
-    offset = 0
-    for j, s in enumerate(splits):
-        send[j * longest : j * longest + s] = tensor[offset : offset + s]
-        offset += s
-    recv = torch.empty_like(send)
-    future = runner.alltoall(name, send, recv, longest * row_elements)
-    received_splits = received.tolist()
-
-    def finish(_):
-        pieces = [recv[i * longest : i * longest + received_splits[i]] for i in range(size)]
-        return torch.cat(pieces), received
-
-    return _register(future, finish, (tensor, send, recv))
+    future = runner.alltoallv(name, tensor, splits)
+    return _register(future, None, tensor)
 
 
 def alltoall(tensor, splits=None, name=None):

@@ -140,7 +140,16 @@ def check_grouped(rank, size):
         torch.full((1,), float(rank + 1), dtype=torch.float64),
     ]
     total = size * (size + 1) // 2
+    runner = hvd.mpi_ops._get_runner()
+    engine = hasattr(runner, "stats")
+    fused_before = runner.stats()["fused_tensors"] if engine else 0
     results = hvd.grouped_allreduce(tensors, op=hvd.Sum)
+    same_dtype = [torch.full((4,), float(rank + i)) for i in range(3)]
+    summed = hvd.grouped_allreduce(same_dtype, op=hvd.Sum)
+    for i, r in enumerate(summed):
+        expect_equal(r, torch.full((4,), float(sum(q + i for q in range(size)))), "grouped fp32")
+    if engine and size > 1 and runner.stats()["fused_tensors"] < fused_before + 3:
+        raise AssertionError("a grouped allreduce of three float32 tensors was not fused")
     for t, r in zip(tensors, results):
         expect_equal(r, torch.full(t.shape, total, dtype=t.dtype), "grouped_allreduce")
     copies = [t.clone() for t in tensors]
@@ -204,6 +213,16 @@ def check_alltoall(rank, size):
     expected = torch.cat([torch.tensor([[r, rank]] * (rank + 1)) for r in range(size)])
     expect_equal(output, expected, "alltoall with splits")
     expect_equal(received, torch.tensor([rank + 1] * size), "alltoall received splits")
+    # Nothing goes to rank 0, two rows of 3 columns to every other rank, in bfloat16.
+    splits = [0] + [2] * (size - 1)
+    send = torch.cat([torch.full((2, 3), 10 * rank + j) for j in range(1, size)])
+    output, received = hvd.alltoall(send.to(torch.bfloat16), splits=splits)
+    if rank == 0:
+        expected = torch.zeros((0, 3))
+    else:
+        expected = torch.cat([torch.full((2, 3), 10 * r + rank) for r in range(size)])
+    expect_equal(output, expected.to(torch.bfloat16), "alltoall with an empty piece")
+    expect_equal(received, torch.tensor([0 if rank == 0 else 2] * size), "empty piece splits")
 
 
 def check_reducescatter(rank, size):
