@@ -10,7 +10,6 @@ import concurrent.futures
 import torch
 
 from hoop import _hoop
-from hoop._runtime import error
 from hoop.torch._types import hoop_dtype
 
 
@@ -171,7 +170,3 @@ class DirectRunner:
     def gather_counts(self, count):
         """Every rank's count (run on the caller's thread after draining the queue)."""
         return self._submit(self._gather_counts, count).result()
-
-
-def not_supported(what):
-    return error("hoop.torch: {} is not supported".format(what))

@@ -81,6 +81,10 @@ class _DistributedOptimizer(torch.optim.Optimizer):
                     self._grad_accs.append(accumulator)
 
     def _allreduce_grad_async(self, p):
+        if p.grad is None:
+            # Unused in this step (or zero_grad(set_to_none=True)): every rank still has to take
+            # part in the allreduce, with zeros.
+            p.grad = p.data.new(p.size()).zero_()
         name = self._parameter_names.get(p)
         prescale, postscale = 1.0, 1.0
         if self.op == mpi_ops.Average:
