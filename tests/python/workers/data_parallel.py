@@ -70,7 +70,8 @@ def main():
         labels = torch.randint(0, 3, (size * BATCH,), generator=generator)
         mine = slice(rank * BATCH, (rank + 1) * BATCH)
 
-        optimizer.zero_grad()
+        # SGD clears gradients to None (a step then starts with no gradient at all).
+        optimizer.zero_grad(set_to_none=(kind == "sgd"))
         if passes == 1:
             loss_fn(model(inputs[mine]), labels[mine]).backward()
             optimizer.step()
