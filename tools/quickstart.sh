@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev libgmock-dev
           libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
           clang-format iproute2 iptables libnetfilter-queue-dev python3
+          python3-dev pybind11-dev python3-pybind11 python3-torch python3-numpy python3-pytest
+          dataset-fashion-mnist
           clang libclang-rt-14-dev llvm)  # fuzzers (libFuzzer), sanitizer report symbols
 
 install_packages() {
