@@ -44,21 +44,34 @@ void Primitives::recv(int from, void* data, size_t bytes) {
   awaitRecv(c, c.postRecv(data, bytes, tag_), from);
 }
 
-const char* Primitives::recvStaged(int from, size_t bytes) {
+template <typename Use>
+void Primitives::withReceived(int from, size_t bytes, Use use) {
+  // Over shared memory a piece that fits one slot is used where it lies, in the peer's slot:
+  // one memory pass less than copying it out first. recv() never leaves a receive posted, so
+  // nothing is queued ahead of the peek.
+  if (ShmConnection* shm = comm_.shmConnection(from); shm != nullptr && shm->canPeek(bytes)) {
+    const void* received = nullptr;
+    comm_.waitUntil([&] { return (received = shm->peekRecv(bytes, tag_)) != nullptr; },
+                    [&] { return str("data from ", comm_.peer(from).describe()); });
+    use(received);
+    shm->releasePeeked();
+    return;
+  }
   recv(from, staging_, bytes);
-  return staging_;
+  use(staging_);
 }
 
 void Primitives::recvReduceSend(int from, int to, const void* in, void* out, size_t count) {
-  const char* received = recvStaged(from, count * dataTypeSize(type_));
-  reduce(out, received, in, count, type_, op_);
+  withReceived(from, count * dataTypeSize(type_),
+               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
   send(to, out, count * dataTypeSize(type_));
 }
 
 void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,
                                     size_t divisor) {
-  const char* received = recvStaged(from, count * dataTypeSize(type_));
-  reduceFinal(out, received, in, count, type_, op_, divisor);
+  withReceived(from, count * dataTypeSize(type_), [&](const void* received) {
+    reduceFinal(out, received, in, count, type_, op_, divisor);
+  });
   if (to >= 0) send(to, out, count * dataTypeSize(type_));
 }
 
@@ -72,8 +85,8 @@ void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t 
   PendingSend& previous = scratchSends_[slot];
   if (previous.connection != nullptr) awaitSend(*previous.connection, previous.ticket, previous.to);
   char* out = scratchBase_ + slot * pieceBytes_;
-  const char* received = recvStaged(from, count * dataTypeSize(type_));
-  reduce(out, received, in, count, type_, op_);
+  withReceived(from, count * dataTypeSize(type_),
+               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
   Connection& c = comm_.connection(to);
   send(to, out, count * dataTypeSize(type_));
   previous = {&c, c.sendsPosted() - 1, to};

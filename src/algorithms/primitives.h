@@ -39,8 +39,10 @@ class Primitives {
  private:
   void awaitRecv(Connection& c, uint64_t ticket, int from);
   void awaitSend(Connection& c, uint64_t ticket, int to);
-  // Receives a piece into the staging slot and returns it.
-  const char* recvStaged(int from, size_t bytes);
+  // Receives a piece and calls use(data) on it: in place in the peer's shared-memory slot when
+  // it fits one, else copied into the staging slot first.
+  template <typename Use>
+  void withReceived(int from, size_t bytes, Use use);
 
   Communicator& comm_;
   FrameTag tag_;
