@@ -97,7 +97,7 @@ void reduceCase(DataType t, RedOp op, size_t count, bool inPlace, int root) {
   auto expected = makeExpected(t, op, nranks, count);
   std::vector<char> output(input.size() + 1, 0x5a);
   const void* send = inPlace ? output.data() : input.data();
-  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  if (inPlace && !input.empty()) std::memcpy(output.data(), input.data(), input.size());
   std::string what = describe("reduce", t, op, count, inPlace) + " root=" + std::to_string(root);
   ok(hoopReduce(send, output.data(), count, static_cast<hoopDataType_t>(t),
                 static_cast<hoopRedOp_t>(op), root, comm, nullptr),
@@ -110,7 +110,9 @@ void broadcastCase(DataType t, size_t count, bool inPlace, int root) {
   auto data = makeInput(t, RedOp::kSum, root, nranks, count);
   std::vector<char> output(data.size() + 1, 0x5a);
   std::vector<char> send = rank == root ? data : std::vector<char>(data.size(), 0);
-  if (inPlace && rank == root) std::memcpy(output.data(), data.data(), data.size());
+  if (inPlace && rank == root && !data.empty()) {
+    std::memcpy(output.data(), data.data(), data.size());
+  }
   std::string what =
       describe("broadcast", t, RedOp::kSum, count, inPlace) + " root=" + std::to_string(root);
   ok(hoopBroadcast(inPlace ? output.data() : send.data(), output.data(), count,
@@ -130,7 +132,7 @@ void allGatherCase(DataType t, size_t count, bool inPlace) {
   auto mine = makeInput(t, RedOp::kSum, rank, nranks, count, 17 * static_cast<size_t>(rank));
   std::vector<char> output(expected.size() + 1, 0x5a);
   char* myBlock = output.data() + static_cast<size_t>(rank) * count * size;
-  if (inPlace) std::memcpy(myBlock, mine.data(), mine.size());
+  if (inPlace && !mine.empty()) std::memcpy(myBlock, mine.data(), mine.size());
   std::string what = describe("allgather", t, RedOp::kSum, count, inPlace);
   ok(hoopAllGather(inPlace ? myBlock : mine.data(), output.data(), count,
                    static_cast<hoopDataType_t>(t), comm, nullptr),
@@ -175,7 +177,7 @@ void allToAllCase(DataType t, size_t count, bool inPlace) {
     }
   }
   std::vector<char> output(input.size() + 1, 0x5a);
-  if (inPlace) std::memcpy(output.data(), input.data(), input.size());
+  if (inPlace && !input.empty()) std::memcpy(output.data(), input.data(), input.size());
   std::string what = describe("alltoall", t, RedOp::kSum, count, inPlace);
   ok(hoopAllToAll(inPlace ? output.data() : input.data(), output.data(), count,
                   static_cast<hoopDataType_t>(t), comm, nullptr),
