@@ -37,15 +37,21 @@ case "$kind" in
     #   HooprunE2E.SecondInterruptKillsAtOnce   asserts the job dies within 2 s of a second ^C,
     #                        a timing the sanitizer's slowdown (and a loaded machine) breaks
     #   Failure.KilledRankLeavesNoSharedMemory   kills a rank 1.5 s in; under ASan's slowdown
-    #                        a segment was then left in /dev/shm (the kill probably lands in
-    #                        shared-memory setup; not a memory error; to investigate)
+    #                        a segment was then left in /dev/shm (the kill landed in
+    #                        shared-memory setup, before the creator unlinked the name; the
+    #                        joiner now unlinks it too, not yet re-checked under ASan)
     #   Ranks.*/5..8         the 5-8 rank sweeps run the same code as 2-4 ranks, at a minute
     #                        each under ASan on two cores (CI's 15-minute budget)
     #   SimulatedHosts */{a,a,b,b,c,c}   the 6-rank layout (70 s under ASan); the 4-rank
     #                        layouts run the same hierarchical code
+    #   Algorithm.AllReduceSweep/*7   the 7-rank forced-schedule sweeps: the 2-4 rank ones run
+    #                        the same schedules (CI's 15-minute budget)
+    #   multihost.*          namespaces around the same code SimulatedHosts runs, slower
+    #   python.*             not built here: Debian's python3 would need libasan preloaded
     exclude='^style\.|^HooprunE2E\.SecondInterruptKillsAtOnce$|^Failure\.KilledRankLeavesNoSharedMemory$'
     exclude+='|Ranks\.(SweepEveryCollectiveDtypeOpAndCount|RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank)/[5-8]$'
     exclude+='|SimulatedHosts\.EveryCollectiveExact/.*"c"'
+    exclude+='|AllReduceSweep/.*7\)$|^multihost\.'
     cmake --preset asan
     cmake --build --preset asan -j "$jobs"
     ctest --preset asan -j "$jobs" --timeout 900 -E "$exclude" "$@"

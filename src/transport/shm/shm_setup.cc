@@ -1,5 +1,6 @@
 #include "transport/shm/shm_setup.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,6 +237,10 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
         fail(hoopRemoteError, "inconsistent segment description from the peer");
       }
       segment = ShmSegment::open(theirs.segmentName, theirs.segmentBytes);
+      // Mapped here: the name has done its job for this side too. Unlinking it now, not only
+      // when the creator hears back, closes the window in which the creator's death would leave
+      // the segment in /dev/shm (the creator's own unlink then finds it gone, which is fine).
+      shm_unlink(theirs.segmentName.c_str());
       const ShmSegmentHeader& header = ShmLayout(segment.data(), slots, slotBytes).control().header;
       if (header.magic != ShmSegmentHeader::kMagic ||
           header.version != ShmSegmentHeader::kVersion || header.slots != slots ||
