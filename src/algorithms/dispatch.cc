@@ -86,7 +86,12 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
   comm.beginOperation(args.kind, args.seq, args.count, args.type);
-  const AlgorithmEntry& chosen = chooseSchedule(comm, args);
+  // The choice depends only on the kind and size (the rest is fixed for the communicator).
+  Communicator::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
+  if (memo.schedule == nullptr || memo.bytes != args.bytes()) {
+    memo = {args.bytes(), &chooseSchedule(comm, args)};
+  }
+  const auto& chosen = *static_cast<const AlgorithmEntry*>(memo.schedule);
   comm.noteSchedule(args.kind, chosen.logName.data(), args.bytes());
   chosen.run(comm, args);
 }

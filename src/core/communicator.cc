@@ -198,7 +198,7 @@ void Communicator::connectAll(const std::vector<int>& peers) {
       const TransportKind kind =
           chooseTransport(transportPolicy_, sameHost, peers_[peer].describe());
       tcpConnections_[peer] =
-          tcp_->establish(peer, deadline_, aborted, /*announce=*/kind == TransportKind::kTcp);
+          tcp_->establish(peer, deadline(), aborted, /*announce=*/kind == TransportKind::kTcp);
       active_.push_back(tcpConnections_[peer].get());
       if (kind == TransportKind::kShm) {
         shmPeers.push_back(peer);
@@ -262,7 +262,14 @@ std::string Communicator::operation() const {
 
 void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type) {
   operation_ = {kind, seq, count, type};
-  deadline_ = Clock::now() + config_.opTimeout;
+  // The clock starts at the first wait that does not end at once (see deadline()): a small
+  // operation that never waits long reads the clock no more than it must.
+  deadline_ = kNoDeadlineYet;
+}
+
+Clock::time_point Communicator::deadline() {
+  if (deadline_ == kNoDeadlineYet) deadline_ = Clock::now() + config_.opTimeout;
+  return deadline_;
 }
 
 void Communicator::progressAll(bool& moved) {
@@ -301,7 +308,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       continue;
     }
     const auto now = Clock::now();
-    if (now >= deadline_) {
+    if (now >= deadline()) {
       fail(hoopTimeout, "rank ", rank_, ": ", operation(), " timed out after ",
            std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
            " s waiting for ", waitingFor(),
@@ -323,7 +330,7 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       std::this_thread::yield();
       continue;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - now).count();
     sleepUntilActivity(static_cast<int>(std::clamp<long long>(left, 1, 100)));
     // Woken: something probably moves now; spin a little before resting again.
     spinUntil = Clock::now() + config_.spinBeforeSleep / 4;

@@ -2,6 +2,7 @@
 // every blocking operation runs in.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -93,6 +94,15 @@ class Communicator {
   // (every call would flood the log; never would hide what the tuner decided).
   void noteSchedule(OpKind kind, const char* schedule, size_t bytes);
 
+  // The schedule last chosen for each kind of collective, with the size it was chosen for:
+  // repeated calls of one size (a training loop) skip the choice. Opaque here; the dispatcher
+  // knows what it points to.
+  struct ScheduleMemo {
+    size_t bytes = SIZE_MAX;
+    const void* schedule = nullptr;
+  };
+  ScheduleMemo& scheduleMemo(OpKind kind) { return scheduleMemos_[static_cast<size_t>(kind)]; }
+
   // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
   // moves it: take it once per operation, at the largest size the operation needs.
   char* scratch(size_t bytes);
@@ -150,8 +160,12 @@ class Communicator {
     size_t count = 0;
     DataType type = DataType::kInt8;
   } operation_;
+  // HOOP_TIMEOUT's end for the current operation; kNoDeadlineYet until deadline() first runs.
+  static constexpr Clock::time_point kNoDeadlineYet = Clock::time_point::max();
+  Clock::time_point deadline();
   Clock::time_point deadline_{};
   std::vector<char> scratch_;
+  std::array<ScheduleMemo, 16> scheduleMemos_{};
   std::vector<std::pair<OpKind, const char*>> announcedSchedules_;
   std::vector<pollfd> pollFds_;
   std::atomic<bool> abort_{false};

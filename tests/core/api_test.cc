@@ -222,6 +222,33 @@ TEST(Mismatch, DifferentCollectivesAreInvalidUsage) {
   });
 }
 
+// HOOP_TIMEOUT bounds an operation whose peer never joins it: hoopTimeout naming what it waited
+// for, after about the timeout (the clock starts at the first wait that does not end at once).
+TEST(Timeout, AnOperationThePeerNeverJoinsTimesOut) {
+  setenv("HOOP_TIMEOUT", "1", 1);
+  std::promise<void> rankZeroDone;
+  std::shared_future<void> done = rankZeroDone.get_future().share();
+  runRanks(2, [&](hoopComm_t comm, int rank) {
+    if (rank == 1) {
+      done.wait();  // never calls the allreduce
+      return;
+    }
+    float value = 1;
+    const auto start = std::chrono::steady_clock::now();
+    const hoopResult_t result =
+        hoopAllReduce(&value, &value, 1, hoopFloat32, hoopSum, comm, nullptr);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(result, hoopTimeout) << hoopGetLastError(comm);
+    const std::string message = hoopGetLastError(comm);
+    EXPECT_NE(message.find("allreduce #0"), std::string::npos) << message;
+    EXPECT_NE(message.find("timed out after 1 s waiting for"), std::string::npos) << message;
+    EXPECT_GE(took, std::chrono::milliseconds(900));
+    EXPECT_LT(took, std::chrono::seconds(10));
+    rankZeroDone.set_value();
+  });
+  unsetenv("HOOP_TIMEOUT");
+}
+
 TEST(Abort, UnblocksAWaitingCallQuickly) {
   hoopUniqueId id;
   ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
