@@ -52,6 +52,10 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args);
 inline constexpr size_t kOneShotMaxRanks = 8;
 bool oneShotFits(const Communicator& comm, const CollectiveArgs& args);
 void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Small allreduces: log2(n) rounds trading the whole buffer with one partner per round.
+void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Mid and large allreduces: recursive-halving reduce-scatter, recursive-doubling allgather.
+void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);

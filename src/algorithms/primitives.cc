@@ -79,6 +79,37 @@ void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t 
   previous = {&c, c.sendsPosted() - 1, to};
 }
 
+void Primitives::sendRecv(int to, const void* sendData, size_t sendBytes, int from, void* recvData,
+                          size_t recvBytes) {
+  Connection& in = comm_.connection(from);
+  const uint64_t recvTicket = in.postRecv(recvData, recvBytes, tag_);
+  send(to, sendData, sendBytes);
+  Connection& out = comm_.connection(to);
+  const uint64_t sendTicket = out.sendsPosted() - 1;
+  awaitRecv(in, recvTicket, from);
+  awaitSend(out, sendTicket, to);
+}
+
+void Primitives::combineInRankOrder(int peer, void* data, const void* received, size_t count) {
+  if (peer < comm_.rank()) {
+    reduce(data, received, data, count, type_, op_);
+  } else {
+    reduce(data, data, received, count, type_, op_);
+  }
+}
+
+void Primitives::recvCombine(int from, void* data, size_t count) {
+  const char* received = recvStaged(from, count * dataTypeSize(type_));
+  combineInRankOrder(from, data, received, count);
+}
+
+void Primitives::exchangeCombine(int peer, const void* give, size_t giveCount, void* keep,
+                                 size_t keepCount) {
+  const size_t elementSize = dataTypeSize(type_);
+  sendRecv(peer, give, giveCount * elementSize, peer, staging_, keepCount * elementSize);
+  combineInRankOrder(peer, keep, staging_, keepCount);
+}
+
 void Primitives::finish() {
   comm_.waitUntil([&] { return comm_.allSendsCompleted(); },
                   [&] { return std::string("peers to take this rank's last data"); });

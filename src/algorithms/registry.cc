@@ -15,6 +15,8 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllReduce, "ring", "ring", ringAllReduce, nullptr},
     {OpKind::kAllReduce, "direct", "direct", directAllReduce, nullptr},
     {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits},
+    {OpKind::kAllReduce, "recdoubling", "recursive doubling", recursiveDoublingAllReduce, nullptr},
+    {OpKind::kAllReduce, "rabenseifner", "Rabenseifner", rabenseifnerAllReduce, nullptr},
     {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits},
     {OpKind::kAllGather, "ring", "ring", ringAllGather, nullptr},
     {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits},
