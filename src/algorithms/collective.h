@@ -58,6 +58,8 @@ void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
 void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
+// Small allgathers: ceil(log2 n) rounds of doubling exchanges, then one local rotation.
+void bruckAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);

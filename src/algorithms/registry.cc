@@ -19,6 +19,7 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllReduce, "rabenseifner", "Rabenseifner", rabenseifnerAllReduce, nullptr},
     {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits},
     {OpKind::kAllGather, "ring", "ring", ringAllGather, nullptr},
+    {OpKind::kAllGather, "bruck", "Bruck", bruckAllGather, nullptr},
     {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits},
     {OpKind::kReduceScatter, "ring", "ring", ringReduceScatter, nullptr},
     {OpKind::kBroadcast, "ring", "pipelined chain", chainBroadcast, nullptr},

@@ -37,9 +37,10 @@ class ScopedEnv {
 
 TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kAllReduce),
-            (std::vector<std::string_view>{"ring", "direct", "oneshot", "hierarchical"}));
+            (std::vector<std::string_view>{"ring", "direct", "oneshot", "recdoubling",
+                                           "rabenseifner", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kAllGather),
-            (std::vector<std::string_view>{"ring", "hierarchical"}));
+            (std::vector<std::string_view>{"ring", "bruck", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kBroadcast),
             (std::vector<std::string_view>{"ring", "hierarchical"}));
@@ -58,10 +59,9 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "all"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "ring"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
-  EXPECT_EQ(
-      checkAlgoOption(Collective::kAllReduce, "tree"),
-      "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, hierarchical, or "
-      "all");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "tree"),
+            "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, recdoubling, "
+            "rabenseifner, hierarchical, or all");
   EXPECT_EQ(checkAlgoOption(Collective::kReduceScatter, "direct"),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
@@ -75,7 +75,7 @@ TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, ""), Tables{std::nullopt});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"),
-            (Tables{"ring", "direct", "oneshot", "hierarchical"}));
+            (Tables{"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"}));
   EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
 }

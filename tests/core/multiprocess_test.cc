@@ -92,6 +92,12 @@ INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
                                             ::testing::Values("recdoubling", "rabenseifner"),
                                             ::testing::Values("shm"), ::testing::Values(5, 8)));
 
+INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
+                         ::testing::Combine(::testing::Values("allgather"),
+                                            ::testing::Values("bruck"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
 // Random floats with the schedule forced: every rank must end with the same bits, which holds
 // only if partners combine in the same order.
 class ForcedRandom : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
