@@ -16,7 +16,7 @@ std::vector<std::string_view> schedulesOf(Collective coll) {
     case Collective::kAllReduce:
       return {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"};
     case Collective::kAllGather: return {"ring", "bruck", "hierarchical"};
-    case Collective::kBroadcast: return {"ring", "hierarchical"};
+    case Collective::kBroadcast: return {"ring", "tree", "hierarchical"};
     case Collective::kReduceScatter:
     case Collective::kReduce: return {"ring"};
     case Collective::kSendRecv: return {"grouped"};

@@ -63,6 +63,8 @@ void bruckAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
+// Broadcasts down a pipelined binary tree: log2(n) hops to the last rank.
+void treeBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainReduce(Communicator& comm, const CollectiveArgs& args);
 void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args);

@@ -23,6 +23,7 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits},
     {OpKind::kReduceScatter, "ring", "ring", ringReduceScatter, nullptr},
     {OpKind::kBroadcast, "ring", "pipelined chain", chainBroadcast, nullptr},
+    {OpKind::kBroadcast, "tree", "pipelined binary tree", treeBroadcast, nullptr},
     {OpKind::kBroadcast, "hierarchical", "hierarchical chains", hierarchicalBroadcast,
      hierarchyFits},
     {OpKind::kReduce, "ring", "pipelined chain", chainReduce, nullptr},

@@ -43,7 +43,7 @@ TEST(Algorithm, SchedulesPerCollective) {
             (std::vector<std::string_view>{"ring", "bruck", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kBroadcast),
-            (std::vector<std::string_view>{"ring", "hierarchical"}));
+            (std::vector<std::string_view>{"ring", "tree", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
   EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});

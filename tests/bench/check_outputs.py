@@ -38,7 +38,7 @@ class Failure(Exception):
 
 # hoop's schedule names (HOOP_ALGO's), and those that serve only some calls.
 KNOWN_SCHEDULES = {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "bruck",
-                   "hierarchical", "pairwise", "grouped"}
+                   "tree", "hierarchical", "pairwise", "grouped"}
 SCHEDULES_WITH_CONDITIONS = {"oneshot", "hierarchical"}
 ONE_SHOT_MAX_BYTES = 8192  # src/transport/shm/shm_layout.h kEagerBytes
 

@@ -75,8 +75,9 @@ INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
-// The exchange schedules (recursive doubling and halving, Bruck) with pieces small enough that
-// the sweep's larger counts span many of them, on rank counts that fold and ones that do not.
+// The exchange schedules (recursive doubling and halving, Bruck) and the tree, with pieces small
+// enough that the sweep's larger counts span many of them, on rank counts that fold (or leave a
+// tree unbalanced) and ones that do not.
 class Exchange
     : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
 
@@ -95,6 +96,12 @@ INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
 INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
                          ::testing::Combine(::testing::Values("allgather"),
                                             ::testing::Values("bruck"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
+INSTANTIATE_TEST_SUITE_P(Broadcast, Exchange,
+                         ::testing::Combine(::testing::Values("broadcast"),
+                                            ::testing::Values("tree"),
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
