@@ -17,8 +17,8 @@ std::vector<std::string_view> schedulesOf(Collective coll) {
       return {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"};
     case Collective::kAllGather: return {"ring", "bruck", "hierarchical"};
     case Collective::kBroadcast: return {"ring", "tree", "hierarchical"};
-    case Collective::kReduceScatter:
-    case Collective::kReduce: return {"ring"};
+    case Collective::kReduceScatter: return {"ring"};
+    case Collective::kReduce: return {"ring", "tree"};
     case Collective::kSendRecv: return {"grouped"};
     case Collective::kAllToAll: return {"pairwise"};
   }

@@ -66,6 +66,8 @@ void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
 // Broadcasts down a pipelined binary tree: log2(n) hops to the last rank.
 void treeBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
+// Reduces up a pipelined binary tree: log2(n) hops from the last rank to the root.
+void treeReduce(Communicator& comm, const CollectiveArgs& args);
 void chainReduce(Communicator& comm, const CollectiveArgs& args);
 void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args);
 

@@ -67,16 +67,28 @@ void Primitives::recvCopySend(int from, int to, void* out, size_t bytes) {
   send(to, out, bytes);
 }
 
-void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
-  size_t slot = nextScratch_++ % scratchPieces_;
+char* Primitives::takeScratchSlot() {
+  const size_t slot = nextScratch_++ % scratchPieces_;
   PendingSend& previous = scratchSends_[slot];
   if (previous.connection != nullptr) awaitSend(*previous.connection, previous.ticket, previous.to);
-  char* out = scratchBase_ + slot * pieceBytes_;
+  previous = {};
+  return scratchBase_ + slot * pieceBytes_;
+}
+
+void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
+  char* out = takeScratchSlot();
   const char* received = recvStaged(from, count * dataTypeSize(type_));
   reduce(out, received, in, count, type_, op_);
   Connection& c = comm_.connection(to);
   send(to, out, count * dataTypeSize(type_));
-  previous = {&c, c.sendsPosted() - 1, to};
+  scratchSends_[(nextScratch_ - 1) % scratchPieces_] = {&c, c.sendsPosted() - 1, to};
+}
+
+const char* Primitives::recvReduceScratch(int from, const void* in, size_t count) {
+  char* out = takeScratchSlot();
+  const char* received = recvStaged(from, count * dataTypeSize(type_));
+  reduce(out, received, in, count, type_, op_);
+  return out;
 }
 
 void Primitives::sendRecv(int to, const void* sendData, size_t sendBytes, int from, void* recvData,

@@ -33,6 +33,10 @@ class Primitives {
   // Reduces into a scratch slot and sends it (for schedules whose output is too small to hold
   // intermediate results).
   void recvReduceSendScratch(int from, int to, const void* in, size_t count);
+  // Reduces into a scratch slot and keeps it there: a partial result that one more reduction
+  // (recvReduceSendScratch, recvReduceCopySend) will finish, as a tree node with two children
+  // needs. Valid until `scratchPieces` more scratch steps have run.
+  const char* recvReduceScratch(int from, const void* in, size_t count);
   // Posts the receive from `from`, then the send to `to`, and returns when both are done, so
   // both buffers are free again. Schedules that trade data with one partner per round
   // (recursive doubling and halving, Bruck) are written in it; posting the receive first lets
@@ -54,6 +58,8 @@ class Primitives {
   void awaitSend(Connection& c, uint64_t ticket, int to);
   // Receives a piece into the staging slot and returns it.
   const char* recvStaged(int from, size_t bytes);
+  // The next scratch slot, once the send that last used it has completed.
+  char* takeScratchSlot();
   // data = (lower rank's data) op (higher rank's data), `received` coming from `peer`.
   void combineInRankOrder(int peer, void* data, const void* received, size_t count);
 

@@ -27,6 +27,7 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kBroadcast, "hierarchical", "hierarchical chains", hierarchicalBroadcast,
      hierarchyFits},
     {OpKind::kReduce, "ring", "pipelined chain", chainReduce, nullptr},
+    {OpKind::kReduce, "tree", "pipelined binary tree", treeReduce, nullptr},
     {OpKind::kAllToAll, "pairwise", "pairwise exchange", pairwiseAllToAll, nullptr},
 };
 

@@ -44,13 +44,14 @@ TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kBroadcast),
             (std::vector<std::string_view>{"ring", "tree", "hierarchical"}));
-  EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"ring"});
+  EXPECT_EQ(schedulesOf(Collective::kReduce), (std::vector<std::string_view>{"ring", "tree"}));
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
   EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});
   EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllToAll));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllGather));
-  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduce));
+  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kReduce));
+  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduceScatter));
 }
 
 TEST(Algorithm, AlgoOptionChecks) {
@@ -68,7 +69,7 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "ring"),
             "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise or all");
   EXPECT_EQ(checkAlgoOption(Collective::kReduce, "chain"),
-            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
 }
 
 TEST(Algorithm, TablesPerAlgoOption) {
@@ -76,7 +77,8 @@ TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"),
             (Tables{"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"}));
-  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"ring"});
+  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), (Tables{"ring", "tree"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kReduceScatter, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
 }
 

@@ -199,7 +199,7 @@ TEST(Options, Algo) {
   EXPECT_EQ(parseError({"reducescatter", "--algo", "direct"}),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(parseError({"reduce", "--algo=chain"}),
-            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
   EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name or all");
 }
 

@@ -105,6 +105,11 @@ INSTANTIATE_TEST_SUITE_P(Broadcast, Exchange,
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
+INSTANTIATE_TEST_SUITE_P(Reduce, Exchange,
+                         ::testing::Combine(::testing::Values("reduce"), ::testing::Values("tree"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
 // Random floats with the schedule forced: every rank must end with the same bits, which holds
 // only if partners combine in the same order.
 class ForcedRandom : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
