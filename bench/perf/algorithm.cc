@@ -11,11 +11,12 @@ std::string transportInUse() {
 
 std::vector<std::string_view> schedulesOf(Collective coll) {
   switch (coll) {
-    case Collective::kAllReduce: return {"ring", "direct", "oneshot", "hierarchical"};
-    case Collective::kAllGather:
-    case Collective::kBroadcast: return {"ring", "hierarchical"};
-    case Collective::kReduceScatter:
-    case Collective::kReduce: return {"ring"};
+    case Collective::kAllReduce:
+      return {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"};
+    case Collective::kAllGather: return {"ring", "bruck", "hierarchical"};
+    case Collective::kBroadcast: return {"ring", "tree", "hierarchical"};
+    case Collective::kReduceScatter: return {"ring"};
+    case Collective::kReduce: return {"ring", "tree"};
     case Collective::kSendRecv: return {"grouped"};
     case Collective::kAllToAll: return {"pairwise"};
   }

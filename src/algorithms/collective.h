@@ -52,12 +52,22 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args);
 inline constexpr size_t kOneShotMaxRanks = 8;
 bool oneShotFits(const Communicator& comm, const CollectiveArgs& args);
 void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Small allreduces: log2(n) rounds trading the whole buffer with one partner per round.
+void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Mid and large allreduces: recursive-halving reduce-scatter, recursive-doubling allgather.
+void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
+// Small allgathers: ceil(log2 n) rounds of doubling exchanges, then one local rotation.
+void bruckAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args);
 void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
+// Broadcasts down a pipelined binary tree: log2(n) hops to the last rank.
+void treeBroadcast(Communicator& comm, const CollectiveArgs& args);
 void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
+// Reduces up a pipelined binary tree: log2(n) hops from the last rank to the root.
+void treeReduce(Communicator& comm, const CollectiveArgs& args);
 void chainReduce(Communicator& comm, const CollectiveArgs& args);
 void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args);
 

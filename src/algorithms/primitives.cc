@@ -80,16 +80,59 @@ void Primitives::recvCopySend(int from, int to, void* out, size_t bytes) {
   send(to, out, bytes);
 }
 
-void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
-  size_t slot = nextScratch_++ % scratchPieces_;
+char* Primitives::takeScratchSlot() {
+  const size_t slot = nextScratch_++ % scratchPieces_;
   PendingSend& previous = scratchSends_[slot];
   if (previous.connection != nullptr) awaitSend(*previous.connection, previous.ticket, previous.to);
-  char* out = scratchBase_ + slot * pieceBytes_;
+  previous = {};
+  return scratchBase_ + slot * pieceBytes_;
+}
+
+void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
+  char* out = takeScratchSlot();
   withReceived(from, count * dataTypeSize(type_),
                [&](const void* received) { reduce(out, received, in, count, type_, op_); });
   Connection& c = comm_.connection(to);
   send(to, out, count * dataTypeSize(type_));
-  previous = {&c, c.sendsPosted() - 1, to};
+  scratchSends_[(nextScratch_ - 1) % scratchPieces_] = {&c, c.sendsPosted() - 1, to};
+}
+
+const char* Primitives::recvReduceScratch(int from, const void* in, size_t count) {
+  char* out = takeScratchSlot();
+  withReceived(from, count * dataTypeSize(type_),
+               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
+  return out;
+}
+
+void Primitives::sendRecv(int to, const void* sendData, size_t sendBytes, int from, void* recvData,
+                          size_t recvBytes) {
+  Connection& in = comm_.connection(from);
+  const uint64_t recvTicket = in.postRecv(recvData, recvBytes, tag_);
+  send(to, sendData, sendBytes);
+  Connection& out = comm_.connection(to);
+  const uint64_t sendTicket = out.sendsPosted() - 1;
+  awaitRecv(in, recvTicket, from);
+  awaitSend(out, sendTicket, to);
+}
+
+void Primitives::combineInRankOrder(int peer, void* data, const void* received, size_t count) {
+  if (peer < comm_.rank()) {
+    reduce(data, received, data, count, type_, op_);
+  } else {
+    reduce(data, data, received, count, type_, op_);
+  }
+}
+
+void Primitives::recvCombine(int from, void* data, size_t count) {
+  withReceived(from, count * dataTypeSize(type_),
+               [&](const void* received) { combineInRankOrder(from, data, received, count); });
+}
+
+void Primitives::exchangeCombine(int peer, const void* give, size_t giveCount, void* keep,
+                                 size_t keepCount) {
+  const size_t elementSize = dataTypeSize(type_);
+  sendRecv(peer, give, giveCount * elementSize, peer, staging_, keepCount * elementSize);
+  combineInRankOrder(peer, keep, staging_, keepCount);
 }
 
 void Primitives::finish() {

@@ -33,6 +33,23 @@ class Primitives {
   // Reduces into a scratch slot and sends it (for schedules whose output is too small to hold
   // intermediate results).
   void recvReduceSendScratch(int from, int to, const void* in, size_t count);
+  // Reduces into a scratch slot and keeps it there: a partial result that one more reduction
+  // (recvReduceSendScratch, recvReduceCopySend) will finish, as a tree node with two children
+  // needs. Valid until `scratchPieces` more scratch steps have run.
+  const char* recvReduceScratch(int from, const void* in, size_t count);
+  // Posts the receive from `from`, then the send to `to`, and returns when both are done, so
+  // both buffers are free again. Schedules that trade data with one partner per round
+  // (recursive doubling and halving, Bruck) are written in it; posting the receive first lets
+  // two partners swap more than a connection's slots hold without waiting on each other.
+  void sendRecv(int to, const void* sendData, size_t sendBytes, int from, void* recvData,
+                size_t recvBytes);
+  // Receives `count` elements from `from` and combines them into `data`. The lower rank's data
+  // is always the first operand, so two partners combining each other's data get the same bits.
+  void recvCombine(int from, void* data, size_t count);
+  // Trades with `peer`: sends `giveCount` elements of `give`, receives `keepCount` elements and
+  // combines them into `keep` (operands in rank order, as recvCombine). `give` and `keep` may
+  // be the same piece: the send has completed before `keep` changes.
+  void exchangeCombine(int peer, const void* give, size_t giveCount, void* keep, size_t keepCount);
   // Waits until every send this rank has posted (on any connection) has left this process.
   void finish();
 
@@ -43,6 +60,10 @@ class Primitives {
   // it fits one, else copied into the staging slot first.
   template <typename Use>
   void withReceived(int from, size_t bytes, Use use);
+  // The next scratch slot, once the send that last used it has completed.
+  char* takeScratchSlot();
+  // data = (lower rank's data) op (higher rank's data), `received` coming from `peer`.
+  void combineInRankOrder(int peer, void* data, const void* received, size_t count);
 
   Communicator& comm_;
   FrameTag tag_;

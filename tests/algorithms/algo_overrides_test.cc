@@ -65,7 +65,7 @@ TEST(AlgoOverrides, BadTokensAreNamedWithWhatWouldFit) {
            Case{"allreduce:1Q-=ring", "'1Q' is not a size"},
            Case{"allreduce:64K-64K=ring", "'64K-64K' is an empty range"},
            Case{"broadcast:=oneshot",
-                "'oneshot' is not a schedule of broadcast (ring, hierarchical)"},
+                "'oneshot' is not a schedule of broadcast (ring, tree, hierarchical)"},
            Case{"fastest", "'fastest' is no schedule of any collective"},
        }) {
     const std::string message = errorOf(c.text);

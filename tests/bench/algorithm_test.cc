@@ -37,19 +37,21 @@ class ScopedEnv {
 
 TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kAllReduce),
-            (std::vector<std::string_view>{"ring", "direct", "oneshot", "hierarchical"}));
+            (std::vector<std::string_view>{"ring", "direct", "oneshot", "recdoubling",
+                                           "rabenseifner", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kAllGather),
-            (std::vector<std::string_view>{"ring", "hierarchical"}));
+            (std::vector<std::string_view>{"ring", "bruck", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kReduceScatter), std::vector<std::string_view>{"ring"});
   EXPECT_EQ(schedulesOf(Collective::kBroadcast),
-            (std::vector<std::string_view>{"ring", "hierarchical"}));
-  EXPECT_EQ(schedulesOf(Collective::kReduce), std::vector<std::string_view>{"ring"});
+            (std::vector<std::string_view>{"ring", "tree", "hierarchical"}));
+  EXPECT_EQ(schedulesOf(Collective::kReduce), (std::vector<std::string_view>{"ring", "tree"}));
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
   EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});
   EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllToAll));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
   EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllGather));
-  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduce));
+  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kReduce));
+  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduceScatter));
 }
 
 TEST(Algorithm, AlgoOptionChecks) {
@@ -58,25 +60,25 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "all"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "ring"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
-  EXPECT_EQ(
-      checkAlgoOption(Collective::kAllReduce, "tree"),
-      "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, hierarchical, or "
-      "all");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "tree"),
+            "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, recdoubling, "
+            "rabenseifner, hierarchical, or all");
   EXPECT_EQ(checkAlgoOption(Collective::kReduceScatter, "direct"),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "ring"),
             "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise or all");
   EXPECT_EQ(checkAlgoOption(Collective::kReduce, "chain"),
-            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
 }
 
 TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, ""), Tables{std::nullopt});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"),
-            (Tables{"ring", "direct", "oneshot", "hierarchical"}));
-  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), Tables{"ring"});
+            (Tables{"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "hierarchical"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), (Tables{"ring", "tree"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kReduceScatter, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
 }
 

@@ -37,7 +37,8 @@ class Failure(Exception):
 
 
 # hoop's schedule names (HOOP_ALGO's), and those that serve only some calls.
-KNOWN_SCHEDULES = {"ring", "direct", "oneshot", "hierarchical", "pairwise", "grouped"}
+KNOWN_SCHEDULES = {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "bruck",
+                   "tree", "hierarchical", "pairwise", "grouped"}
 SCHEDULES_WITH_CONDITIONS = {"oneshot", "hierarchical"}
 
 def check(condition, message):

@@ -192,15 +192,14 @@ TEST(Options, Algo) {
   EXPECT_EQ(parseOk({"allgather", "--algo", "ring"}).algo, "ring");
   EXPECT_EQ(parseOk({"reduce", "--algo", "ring"}).algo, "ring");
   EXPECT_EQ(parseOk({"sendrecv", "--algo", "all"}).algo, "all");
-  EXPECT_EQ(
-      parseError({"allreduce", "--algo", "tree"}),
-      "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, hierarchical, or "
-      "all");
+  EXPECT_EQ(parseError({"allreduce", "--algo", "tree"}),
+            "--algo: unknown allreduce schedule 'tree'; use ring, direct, oneshot, recdoubling, "
+            "rabenseifner, hierarchical, or all");
   // The check needs the collective, whichever order the flags come in.
   EXPECT_EQ(parseError({"reducescatter", "--algo", "direct"}),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(parseError({"reduce", "--algo=chain"}),
-            "--algo: reduce has one schedule, ring, not 'chain'; use ring or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
   EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name or all");
 }
 

@@ -70,9 +70,58 @@ TEST_P(Algorithm, AllReduceSweep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
-                         ::testing::Combine(::testing::Values("ring", "direct", "oneshot"),
+                         ::testing::Combine(::testing::Values("ring", "direct", "oneshot",
+                                                              "recdoubling", "rabenseifner"),
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
+
+// The exchange schedules (recursive doubling and halving, Bruck) and the tree, with pieces small
+// enough that the sweep's larger counts span many of them, on rank counts that fold (or leave a
+// tree unbalanced) and ones that do not.
+class Exchange
+    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
+
+TEST_P(Exchange, SweepInSmallPieces) {
+  auto [collective, algorithm, transport, nranks] = GetParam();
+  expectAllPassed(runWithUniqueId(
+      nranks, {"--suite", "sweep", "--only", collective},
+      {{"HOOP_ALGO", algorithm}, {"HOOP_TRANSPORT", transport}, {"HOOP_CHUNK_SIZE", "4K"}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
+                         ::testing::Combine(::testing::Values("allreduce"),
+                                            ::testing::Values("recdoubling", "rabenseifner"),
+                                            ::testing::Values("shm"), ::testing::Values(5, 8)));
+
+INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
+                         ::testing::Combine(::testing::Values("allgather"),
+                                            ::testing::Values("bruck"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
+INSTANTIATE_TEST_SUITE_P(Broadcast, Exchange,
+                         ::testing::Combine(::testing::Values("broadcast"),
+                                            ::testing::Values("tree"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
+INSTANTIATE_TEST_SUITE_P(Reduce, Exchange,
+                         ::testing::Combine(::testing::Values("reduce"), ::testing::Values("tree"),
+                                            ::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3, 4, 7)));
+
+// Random floats with the schedule forced: every rank must end with the same bits, which holds
+// only if partners combine in the same order.
+class ForcedRandom : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(ForcedRandom, BitwiseIdenticalOnEveryRank) {
+  auto [algorithm, nranks] = GetParam();
+  expectAllPassed(runWithUniqueId(nranks, {"--suite", "random"}, {{"HOOP_ALGO", algorithm}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Exchange, ForcedRandom,
+                         ::testing::Combine(::testing::Values("recdoubling", "rabenseifner"),
+                                            ::testing::Values(3, 5)));
 
 // Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
 // hierarchical allreduce runs where hosts have equal rank counts, local ranks count per host.
