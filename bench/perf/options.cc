@@ -254,7 +254,7 @@ Options:
       --memory <host>       where buffers live; only host in this build
       --algo <name|all>     force hoop's schedule by its HOOP_ALGO name, or all: one table each
                             (allreduce: ring, direct, oneshot, recdoubling, rabenseifner,
-                            hierarchical; allgather: ring, bruck, hierarchical; broadcast: ring,
+                            tree, hierarchical; allgather: ring, bruck, hierarchical; broadcast: ring,
                             tree, hierarchical; reduce: ring, tree; reducescatter: ring; sendrecv: grouped;
                             alltoall: pairwise). Default: hoop's own choice
       --json <file>         write the run and every row as JSON (rank 0; see README.md)

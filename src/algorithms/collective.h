@@ -56,6 +56,8 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
 void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
 // Mid and large allreduces: recursive-halving reduce-scatter, recursive-doubling allgather.
 void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Mid-size allreduces: each half reduced up and broadcast down one of two complementary trees.
+void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
 void ringAllGather(Communicator& comm, const CollectiveArgs& args);
 // Small allgathers: ceil(log2 n) rounds of doubling exchanges, then one local rotation.

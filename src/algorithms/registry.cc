@@ -17,6 +17,7 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits},
     {OpKind::kAllReduce, "recdoubling", "recursive doubling", recursiveDoublingAllReduce, nullptr},
     {OpKind::kAllReduce, "rabenseifner", "Rabenseifner", rabenseifnerAllReduce, nullptr},
+    {OpKind::kAllReduce, "tree", "double binary tree", doubleTreeAllReduce, nullptr},
     {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits},
     {OpKind::kAllGather, "ring", "ring", ringAllGather, nullptr},
     {OpKind::kAllGather, "bruck", "Bruck", bruckAllGather, nullptr},

@@ -59,7 +59,8 @@ TEST(AlgoOverrides, BadTokensAreNamedWithWhatWouldFit) {
   };
   for (const Case& c : {
            Case{"allreduse:=ring", "'allreduse' is not a collective (allreduce, allgather"},
-           Case{"allreduce:=tree", "'tree' is not a schedule of allreduce (ring, direct, oneshot"},
+           Case{"allreduce:=bruck",
+                "'bruck' is not a schedule of allreduce (ring, direct, oneshot"},
            Case{"allreduce:0-64K", "'0-64K' has no '=NAME'"},
            Case{"allreduce:64K=ring", "'64K' is not a size range"},
            Case{"allreduce:1Q-=ring", "'1Q' is not a size"},

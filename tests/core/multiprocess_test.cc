@@ -71,7 +71,8 @@ TEST_P(Algorithm, AllReduceSweep) {
 
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                          ::testing::Combine(::testing::Values("ring", "direct", "oneshot",
-                                                              "recdoubling", "rabenseifner"),
+                                                              "recdoubling", "rabenseifner",
+                                                              "tree"),
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
@@ -90,7 +91,8 @@ TEST_P(Exchange, SweepInSmallPieces) {
 
 INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
                          ::testing::Combine(::testing::Values("allreduce"),
-                                            ::testing::Values("recdoubling", "rabenseifner"),
+                                            ::testing::Values("recdoubling", "rabenseifner",
+                                                              "tree"),
                                             ::testing::Values("shm"), ::testing::Values(5, 8)));
 
 INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
@@ -120,7 +122,8 @@ TEST_P(ForcedRandom, BitwiseIdenticalOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Exchange, ForcedRandom,
-                         ::testing::Combine(::testing::Values("recdoubling", "rabenseifner"),
+                         ::testing::Combine(::testing::Values("recdoubling", "rabenseifner",
+                                                              "tree"),
                                             ::testing::Values(3, 5)));
 
 // Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
