@@ -29,6 +29,7 @@ Error mismatch(FrameTag sent, size_t sentBytes, FrameTag expected, size_t expect
                bool useCma) {
   ShmOptions options;
   options.useCma = useCma;
+  options.cmaThresholdBytes = kTestCmaThreshold;
   auto pair =
       connectPair(options, options, [=](ShmConnection& connection, SocketSetupChannel& channel) {
         std::vector<uint8_t> data(sentBytes, 7);
@@ -157,6 +158,7 @@ class ShmPeerDeath : public ::testing::TestWithParam<DeathCase> {};
 TEST_P(ShmPeerDeath, KilledPeerIsRemoteErrorWithinASecond) {
   ShmOptions options;
   options.useCma = GetParam().useCma;
+  options.cmaThresholdBytes = kTestCmaThreshold;
   constexpr size_t kBytes = 16 << 20;
   auto pair = connectPair(
       options, options,

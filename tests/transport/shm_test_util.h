@@ -155,6 +155,10 @@ class ForkedChild {
   std::unique_ptr<SocketSetupChannel> channel_;
 };
 
+// The CMA threshold transport tests use, well below the default, so that messages of a few
+// slots already exercise the single-copy path.
+inline constexpr size_t kTestCmaThreshold = 256 << 10;
+
 // Assertions for the child process (GoogleTest macros would report in the wrong process).
 inline void require(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error("child: " + what);

@@ -55,6 +55,7 @@ class ShmSizes : public ::testing::TestWithParam<PathCase> {};
 TEST_P(ShmSizes, EverySizeArrivesExactlyInBothDirectionsAtOnce) {
   ShmOptions options;
   options.useCma = GetParam().useCma;
+  options.cmaThresholdBytes = kTestCmaThreshold;
   const std::vector<size_t> sizes = {0, 1, kSlot - 1, kSlot, kSlot + 1, kSlot * 7 / 2, 4u << 20};
   auto pair =
       connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel& channel) {
@@ -128,6 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, ShmManyInFlight,
 // reuse the buffer) before the receiver has read it and released the descriptor slot.
 TEST(ShmCma, SendCompletesOnlyAfterTheReceiverRead) {
   ShmOptions options;
+  options.cmaThresholdBytes = kTestCmaThreshold;
   auto pair =
       connectPair(options, options, [](ShmConnection& connection, SocketSetupChannel& channel) {
         std::vector<uint8_t> data = pattern(1, 0, 1 << 20);
@@ -159,6 +161,7 @@ TEST(ShmCma, SendCompletesOnlyAfterTheReceiverRead) {
 TEST(ShmCma, OneWayWhenOnlyOneSideMayRead) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to run the peer as another user";
   ShmOptions options;
+  options.cmaThresholdBytes = kTestCmaThreshold;
   const std::vector<size_t> sizes = {1, kSlot + 1, 4u << 20};
   // The child creates the segment (rank 0), so it owns it; root may open it anyway.
   ForkedChild child([&](SocketSetupChannel& channel) {
@@ -229,7 +232,8 @@ TEST(ShmPeek, ReadsMessagesInPlaceAndReleasesSlots) {
 }
 
 TEST(ShmPeek, MessagesSentByCmaAreNotPeekable) {
-  ShmOptions options;  // 512 KiB slots, CMA from 256 KiB
+  ShmOptions options;  // 512 KiB slots
+  options.cmaThresholdBytes = kTestCmaThreshold;
   auto pair = connectPair(options, options,
                           [](ShmConnection&, SocketSetupChannel& channel) { channel.recvU64(); });
   ShmConnection& connection = *pair.connection;
