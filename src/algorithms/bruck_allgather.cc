@@ -24,7 +24,8 @@ void bruckAllGather(Communicator& comm, const CollectiveArgs& args) {
   // The rotated view lives in the output itself; in place, our block already sits at its rank
   // slot, and slot 0 holds nothing yet.
   auto slot = [&](size_t i) { return output + i * blockBytes; };
-  if (args.send != slot(0)) std::memmove(slot(0), args.send, blockBytes);
+  // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
+  if (args.send != slot(0) && blockBytes > 0) std::memmove(slot(0), args.send, blockBytes);
   if (n == 1) return;
 
   const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);

@@ -22,7 +22,8 @@ void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args) 
     finishAverage(result, args.send, args.count, args.type, args.op, 1);
     return;
   }
-  if (args.send != args.recv) std::memcpy(result, args.send, args.bytes());
+  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
+  if (args.send != args.recv && args.bytes() > 0) std::memcpy(result, args.send, args.bytes());
   const size_t pieceElements = pieceElementsFor(comm, args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
   const PowerOfTwoFold fold(comm.rank(), comm.size());

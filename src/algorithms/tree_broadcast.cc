@@ -17,7 +17,7 @@ void treeBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   const bool isRoot = comm.rank() == args.root;
-  if (isRoot && args.send != args.recv) std::memmove(output, args.send, bytes);
+  if (isRoot && args.send != args.recv && bytes > 0) std::memmove(output, args.send, bytes);
   if (n == 1) return;
 
   const size_t root = static_cast<size_t>(args.root);
