@@ -28,7 +28,10 @@ case "$kind" in
     # which fails the rank and so the test.
     # fast_unwind_on_malloc=0: the slow unwinder walks through hwloc's plugins (built without
     # frame pointers), so tools/lsan.supp can name the caller of a leak inside them.
-    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:fast_unwind_on_malloc=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
+    # detect_stack_use_after_return=0: its fake stack frames do not keep the 64-byte alignment
+    # GCC gives the AVX-512 kernels' zero-padded tail buffers (src/device/cpu/simd_loop.h), and
+    # the aligned stores into them fault (SEGV inside simdLoop, only under this option).
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
     export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
     # Not run under ASan, and why:
@@ -44,14 +47,15 @@ case "$kind" in
     #                        each under ASan on two cores (CI's 15-minute budget)
     #   SimulatedHosts */{a,a,b,b,c,c}   the 6-rank layout (70 s under ASan); the 4-rank
     #                        layouts run the same hierarchical code
-    #   Algorithm.AllReduceSweep/*7   the 7-rank forced-schedule sweeps: the 2-4 rank ones run
-    #                        the same schedules (CI's 15-minute budget)
+    #   Algorithm.AllReduceSweep/*{3,4,7}   the forced-schedule sweeps above 2 ranks: the
+    #                        2-rank ones run every schedule, Exchange.* runs them at 5 and 8 ranks
+    #                        in small pieces (CI's 15-minute budget)
     #   multihost.*          namespaces around the same code SimulatedHosts runs, slower
     #   python.*             not built here: Debian's python3 would need libasan preloaded
     exclude='^style\.|^HooprunE2E\.SecondInterruptKillsAtOnce$|^Failure\.KilledRankLeavesNoSharedMemory$'
     exclude+='|Ranks\.(SweepEveryCollectiveDtypeOpAndCount|RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank)/[5-8]$'
     exclude+='|SimulatedHosts\.EveryCollectiveExact/.*"c"'
-    exclude+='|AllReduceSweep/.*7\)$|^multihost\.'
+    exclude+='|AllReduceSweep/.*[347]\)$|^multihost\.'
     cmake --preset asan
     cmake --build --preset asan -j "$jobs"
     ctest --preset asan -j "$jobs" --timeout 900 -E "$exclude" "$@"
