@@ -39,6 +39,23 @@ class SingleRank : public ::testing::Test {
   float data_[4] = {1, 2, 3, 4};
 };
 
+TEST_F(SingleRank, ScheduleNameSaysWhatWouldRun) {
+  const char* name = nullptr;
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 1000, hoopFloat32, &name), hoopSuccess)
+      << hoopGetLastError(comm_);
+  EXPECT_STREQ(name, "ring");
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllToAll, 10, hoopInt8, &name), hoopSuccess);
+  EXPECT_STREQ(name, "pairwise");
+  // Queries report on this thread (hoopGetLastError(NULL)), like the other hoopComm* queries.
+  EXPECT_EQ(hoopCommScheduleName(comm_, static_cast<hoopCollective_t>(7), 10, hoopInt8, &name),
+            hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("is not a hoopCollective_t"),
+            std::string::npos);
+  EXPECT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 10, hoopInt8, nullptr),
+            hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("name is NULL"), std::string::npos);
+}
+
 TEST_F(SingleRank, QueriesAndVersion) {
   int value = -1;
   EXPECT_EQ(hoopCommCount(comm_, &value), hoopSuccess);
