@@ -56,6 +56,8 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
 void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
 // Mid and large allreduces: recursive-halving reduce-scatter, recursive-doubling allgather.
 void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
+// Mid-size allreduces: a direct reduce-scatter to each piece's owner, then a direct allgather.
+void twoShotAllReduce(Communicator& comm, const CollectiveArgs& args);
 // Mid-size allreduces: each half reduced up and broadcast down one of two complementary trees.
 void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args);
 void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);

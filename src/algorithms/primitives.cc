@@ -62,9 +62,13 @@ void Primitives::withReceived(int from, size_t bytes, Use use) {
 }
 
 void Primitives::recvReduceSend(int from, int to, const void* in, void* out, size_t count) {
+  recvReduce(from, in, out, count);
+  send(to, out, count * dataTypeSize(type_));
+}
+
+void Primitives::recvReduce(int from, const void* in, void* out, size_t count) {
   withReceived(from, count * dataTypeSize(type_),
                [&](const void* received) { reduce(out, received, in, count, type_, op_); });
-  send(to, out, count * dataTypeSize(type_));
 }
 
 void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,

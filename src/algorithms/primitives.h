@@ -24,6 +24,8 @@ class Primitives {
   void recv(int from, void* data, size_t bytes);
   // out = received (op) in, then send out. `out` may equal `in`.
   void recvReduceSend(int from, int to, const void* in, void* out, size_t count);
+  // out = received (op) in, kept here.
+  void recvReduce(int from, const void* in, void* out, size_t count);
   // The last reduction: for avg also divides by `divisor` (the ranks that contributed). Sends
   // out when to >= 0.
   void recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,

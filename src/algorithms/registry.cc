@@ -15,6 +15,7 @@ constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllReduce, "ring", "ring", ringAllReduce, nullptr},
     {OpKind::kAllReduce, "direct", "direct", directAllReduce, nullptr},
     {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits},
+    {OpKind::kAllReduce, "twoshot", "two-shot", twoShotAllReduce, nullptr},
     {OpKind::kAllReduce, "recdoubling", "recursive doubling", recursiveDoublingAllReduce, nullptr},
     {OpKind::kAllReduce, "rabenseifner", "Rabenseifner", rabenseifnerAllReduce, nullptr},
     {OpKind::kAllReduce, "tree", "double binary tree", doubleTreeAllReduce, nullptr},

@@ -26,6 +26,10 @@ LinkCost linkFromEnv(const char* name, LinkCost fallback) {
   return {alpha, gbps * 1e3};
 }
 
+// Messages posted together overlap their latencies; each one beyond the first still costs its
+// sender and receiver some of a step's fixed work (the header, the wake-up).
+constexpr double kConcurrentMessageShare = 0.25;
+
 }  // namespace
 
 CostModel CostModel::fromEnvironment() {
@@ -68,6 +72,12 @@ std::optional<double> predictAllReduceUs(std::string_view name, const CallShape&
   if (name == "direct") {
     // One step, but every rank sends and reduces (n-1) whole buffers.
     return link.alphaUs + (n - 1) * s / link.bytesPerUs + (n - 1) * s / r;
+  }
+  if (name == "twoshot") {
+    // Two steps, each posting n-1 messages of S/n at once; the ring's volume, so the ring's
+    // bandwidth terms, and the owner folds n copies of its piece.
+    return 2 * (link.alphaUs + (n - 2) * link.alphaUs * kConcurrentMessageShare) +
+           2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r;
   }
   if (name == "oneshot") {
     // One eager handshake per peer; the peers' inputs are read in place while reducing.

@@ -71,8 +71,8 @@ TEST_P(Algorithm, AllReduceSweep) {
 
 INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                          ::testing::Combine(::testing::Values("ring", "direct", "oneshot",
-                                                              "recdoubling", "rabenseifner",
-                                                              "tree"),
+                                                              "twoshot", "recdoubling",
+                                                              "rabenseifner", "tree"),
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
@@ -122,8 +122,8 @@ TEST_P(ForcedRandom, BitwiseIdenticalOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Exchange, ForcedRandom,
-                         ::testing::Combine(::testing::Values("recdoubling", "rabenseifner",
-                                                              "tree"),
+                         ::testing::Combine(::testing::Values("twoshot", "recdoubling",
+                                                              "rabenseifner", "tree"),
                                             ::testing::Values(3, 5)));
 
 // Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
