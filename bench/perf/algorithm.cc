@@ -12,7 +12,8 @@ std::string transportInUse() {
 std::vector<std::string_view> schedulesOf(Collective coll) {
   switch (coll) {
     case Collective::kAllReduce:
-      return {"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "tree", "hierarchical"};
+      return {"ring",        "direct",       "oneshot", "twoshot",
+              "recdoubling", "rabenseifner", "tree",    "hierarchical"};
     case Collective::kAllGather: return {"ring", "bruck", "hierarchical"};
     case Collective::kBroadcast: return {"ring", "tree", "hierarchical"};
     case Collective::kReduceScatter: return {"ring"};

@@ -253,8 +253,8 @@ Options:
   -a, --average <0-3>       time shown: 0 rank 0's, 1 mean over ranks, 2 min, 3 max (default 1)
       --memory <host>       where buffers live; only host in this build
       --algo <name|all>     force hoop's schedule by its HOOP_ALGO name, or all: one table each
-                            (allreduce: ring, direct, oneshot, recdoubling, rabenseifner,
-                            tree, hierarchical; allgather: ring, bruck, hierarchical; broadcast: ring,
+                            (allreduce: ring, direct, oneshot, twoshot, recdoubling,
+                            rabenseifner, tree, hierarchical; allgather: ring, bruck, hierarchical; broadcast: ring,
                             tree, hierarchical; reduce: ring, tree; reducescatter: ring; sendrecv: grouped;
                             alltoall: pairwise). Default: hoop's own choice
       --json <file>         write the run and every row as JSON (rank 0; see README.md)

@@ -37,7 +37,7 @@ class ScopedEnv {
 
 TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kAllReduce),
-            (std::vector<std::string_view>{"ring", "direct", "oneshot", "recdoubling",
+            (std::vector<std::string_view>{"ring", "direct", "oneshot", "twoshot", "recdoubling",
                                            "rabenseifner", "tree", "hierarchical"}));
   EXPECT_EQ(schedulesOf(Collective::kAllGather),
             (std::vector<std::string_view>{"ring", "bruck", "hierarchical"}));
@@ -61,8 +61,8 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kAllGather, "ring"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "bruck"),
-            "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, recdoubling, "
-            "rabenseifner, tree, hierarchical, or all");
+            "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, twoshot, "
+            "recdoubling, rabenseifner, tree, hierarchical, or all");
   EXPECT_EQ(checkAlgoOption(Collective::kReduceScatter, "direct"),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
@@ -75,9 +75,9 @@ TEST(Algorithm, AlgoOptionChecks) {
 TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, ""), Tables{std::nullopt});
   EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "direct"), Tables{"direct"});
-  EXPECT_EQ(
-      tableAlgorithms(Collective::kAllReduce, "all"),
-      (Tables{"ring", "direct", "oneshot", "recdoubling", "rabenseifner", "tree", "hierarchical"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "all"),
+            (Tables{"ring", "direct", "oneshot", "twoshot", "recdoubling", "rabenseifner", "tree",
+                    "hierarchical"}));
   EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), (Tables{"ring", "tree"}));
   EXPECT_EQ(tableAlgorithms(Collective::kReduceScatter, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});

@@ -193,8 +193,8 @@ TEST(Options, Algo) {
   EXPECT_EQ(parseOk({"reduce", "--algo", "ring"}).algo, "ring");
   EXPECT_EQ(parseOk({"sendrecv", "--algo", "all"}).algo, "all");
   EXPECT_EQ(parseError({"allreduce", "--algo", "bruck"}),
-            "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, recdoubling, "
-            "rabenseifner, tree, hierarchical, or all");
+            "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, twoshot, "
+            "recdoubling, rabenseifner, tree, hierarchical, or all");
   // The check needs the collective, whichever order the flags come in.
   EXPECT_EQ(parseError({"reducescatter", "--algo", "direct"}),
             "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
