@@ -28,7 +28,7 @@ void bruckAllGather(Communicator& comm, const CollectiveArgs& args) {
   if (args.send != slot(0) && blockBytes > 0) std::memmove(slot(0), args.send, blockBytes);
   if (n == 1) return;
 
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
   // Every round sends to one peer and receives from another, so connecting on first use could
   // wait in a cycle around the ranks; set up all of them at once first.

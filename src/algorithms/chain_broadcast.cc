@@ -25,7 +25,7 @@ void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const int prev = ring.prev();
   const bool isLast = hops == n - 1;
   const size_t elementSize = dataTypeSize(args.type);
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * elementSize;
+  const size_t pieceBytes = pieceElementsFor(comm, args) * elementSize;
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
 
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {

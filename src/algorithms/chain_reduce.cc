@@ -24,7 +24,7 @@ void chainReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t hops = (ring.position + n - rootPosition) % n;  // the chain's first rank has hops 1
   const int next = ring.next();
   const int prev = ring.prev();
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
                    /*scratchPieces=*/4);
 

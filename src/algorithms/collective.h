@@ -22,6 +22,8 @@ struct CollectiveArgs {
   RedOp op = RedOp::kSum;
   int root = 0;
   uint32_t seq = 0;  // this communicator's collective number, set by runCollective
+  // Pipeline piece size the tuner chose for this call (set by runCollective); 0: HOOP_CHUNK_SIZE.
+  size_t pieceBytes = 0;
 
   FrameTag tag() const { return {kind, seq}; }
   size_t bytes() const { return count * dataTypeSize(type); }
@@ -40,7 +42,11 @@ struct P2pOp {
 void runCollective(Communicator& comm, const CollectiveArgs& args);
 // The schedule runCollective would run for `args` (the same on every rank).
 struct AlgorithmEntry;
-const AlgorithmEntry& chooseSchedule(const Communicator& comm, const CollectiveArgs& args);
+struct ScheduleChoice {
+  const AlgorithmEntry* schedule = nullptr;
+  size_t pieceBytes = 0;  // 0: the schedule's pieces are HOOP_CHUNK_SIZE
+};
+ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args);
 // Runs the sends and receives of one group concurrently, to completion.
 void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
 void runBarrier(Communicator& comm);

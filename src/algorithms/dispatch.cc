@@ -1,11 +1,10 @@
 // Which schedule runs a collective: HOOP_ALGO's rule for the call when it names one that can
 // serve it (algo_overrides.h), else hoop's own choice.
 //
-// hoop's choice: for allreduce the schedule the cost model (tuner.h) predicts fastest among those
-// that can serve the call; allgather and broadcast are hierarchical where several hosts have the
-// same number (two or more) of ranks each, else the ring (for broadcast the pipelined chain along
-// it); the others have one schedule. Every input to the choice is the same on every rank, so
-// every rank runs the same schedule.
+// hoop's choice: the schedule the cost model (tuner.h) predicts fastest among those that can
+// serve the call (allreduce, allgather, broadcast, reduce), with the piece size it predicts
+// fastest for pipelined ones; the others have one schedule. Every input to the choice is the
+// same on every rank, so every rank runs the same schedule.
 #include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
@@ -34,34 +33,30 @@ const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
   return *found;
 }
 
-// The cheapest allreduce the cost model knows among those that fit; ties go to the earlier entry.
-const AlgorithmEntry& fastestAllReduce(const Communicator& comm, const CollectiveArgs& args) {
+// The cheapest schedule of the call's kind the cost model knows among those that fit; ties go to
+// the earlier entry. Nullptr when the model knows none of them.
+const AlgorithmEntry* fastest(const Communicator& comm, const CollectiveArgs& args) {
   const CallShape shape = callShape(comm, args);
   const AlgorithmEntry* best = nullptr;
   double bestUs = 0;
   for (const AlgorithmEntry& candidate : algorithmRegistry()) {
-    if (candidate.kind != OpKind::kAllReduce || !fits(candidate, comm, args)) continue;
+    if (candidate.kind != args.kind || !fits(candidate, comm, args)) continue;
     const std::optional<double> predicted =
-        predictAllReduceUs(candidate.name, shape, comm.config().costModel);
-    if (predicted && (best == nullptr || *predicted < bestUs))
-      best = &candidate, bestUs = *predicted;
+        predictUs(args.kind, candidate.name, shape, comm.config().costModel);
+    if (predicted && (best == nullptr || *predicted < bestUs)) {
+      best = &candidate;
+      bestUs = *predicted;
+    }
   }
-  return best != nullptr ? *best : entry(OpKind::kAllReduce, "ring");
+  return best;
 }
 
 const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {
-  // The first that fits, in order of preference.
-  auto firstFitting = [&](std::initializer_list<std::string_view> names) -> const AlgorithmEntry& {
-    for (std::string_view name : names) {
-      const AlgorithmEntry& candidate = entry(args.kind, name);
-      if (fits(candidate, comm, args)) return candidate;
-    }
-    fail(hoopInternalError, "no ", opKindName(args.kind), " schedule fits");
-  };
+  if (const AlgorithmEntry* modelled = fastest(comm, args)) return *modelled;
   switch (args.kind) {
-    case OpKind::kAllReduce: return fastestAllReduce(comm, args);
+    case OpKind::kAllReduce:
     case OpKind::kAllGather:
-    case OpKind::kBroadcast: return firstFitting({"hierarchical", "ring"});
+    case OpKind::kBroadcast:
     case OpKind::kReduceScatter:
     case OpKind::kReduce: return entry(args.kind, "ring");
     case OpKind::kAllToAll: return entry(args.kind, "pairwise");
@@ -70,16 +65,28 @@ const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveAr
   }
 }
 
+// Pipelined schedules get the piece size the model predicts fastest, up to HOOP_CHUNK_SIZE's
+// default (a shm slot); HOOP_CHUNK_SIZE set by the user is taken as it is.
+size_t pieceBytesFor(const Communicator& comm, const CollectiveArgs& args,
+                     const AlgorithmEntry& schedule) {
+  const Config& config = comm.config();
+  if (config.chunkSetByUser) return 0;
+  return pipelinePieceBytes(args.kind, schedule.name, callShape(comm, args), config.costModel,
+                            config.chunkBytes);
+}
+
 }  // namespace
 
-const AlgorithmEntry& chooseSchedule(const Communicator& comm, const CollectiveArgs& args) {
+ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args) {
+  const AlgorithmEntry* schedule = nullptr;
   const std::string_view forced =
       comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
   if (!forced.empty()) {
     const AlgorithmEntry& wanted = entry(args.kind, forced);
-    if (fits(wanted, comm, args)) return wanted;
+    if (fits(wanted, comm, args)) schedule = &wanted;
   }
-  return defaultChoice(comm, args);
+  if (schedule == nullptr) schedule = &defaultChoice(comm, args);
+  return {schedule, pieceBytesFor(comm, args, *schedule)};
 }
 
 void runCollective(Communicator& comm, const CollectiveArgs& given) {
@@ -89,10 +96,12 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   // The choice depends only on the kind and size (the rest is fixed for the communicator).
   Communicator::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
   if (memo.schedule == nullptr || memo.bytes != args.bytes()) {
-    memo = {args.bytes(), &chooseSchedule(comm, args)};
+    const ScheduleChoice choice = chooseSchedule(comm, args);
+    memo = {args.bytes(), choice.schedule, choice.pieceBytes};
   }
   const auto& chosen = *static_cast<const AlgorithmEntry*>(memo.schedule);
-  comm.noteSchedule(args.kind, chosen.logName.data(), args.bytes());
+  args.pieceBytes = memo.pieceBytes;
+  comm.noteSchedule(args.kind, chosen.logName.data(), args.bytes(), args.pieceBytes);
   chosen.run(comm, args);
 }
 

@@ -96,7 +96,7 @@ void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args) {
   }
   comm.connectAll(neighbours);
 
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
                    /*scratchPieces=*/4);
   // Both halves advance one piece at a time (an empty piece once a half runs out), and at least

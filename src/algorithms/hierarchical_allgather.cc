@@ -21,7 +21,7 @@ void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args) {
   if (blockOfRank(comm.rank()) != args.send && blockBytes > 0) {
     std::memmove(blockOfRank(comm.rank()), args.send, blockBytes);
   }
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
 
   ringAllGatherBlocks(

@@ -18,7 +18,7 @@ void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const Ring& cross = comm.crossRing();
   const size_t elementSize = dataTypeSize(args.type);
   const size_t localSize = local.size();
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);

@@ -31,7 +31,7 @@ void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const int crossPrev = comm.rankAt((host + hosts - 1) % hosts, rootLocal);
   const int crossNext = comm.rankAt((host + 1) % hosts, rootLocal);
 
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
     char* piece = output + offset;

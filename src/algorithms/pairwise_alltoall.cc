@@ -27,7 +27,7 @@ void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args) {
   }
   if (n == 1) return;
 
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * elementSize;
+  const size_t pieceBytes = pieceElementsFor(comm, args) * elementSize;
   Primitives prims(comm, args.tag(), args.type, args.op, 0);
   for (size_t step = 1; step < n; ++step) {
     const size_t to = (self + step) % n;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "algorithms/collective.h"
 #include "core/communicator.h"
 #include "device/cpu/reduce.h"
 #include "transport/connection.h"
@@ -84,9 +85,11 @@ class Primitives {
   std::vector<PendingSend> scratchSends_;  // the send that last used each scratch slot
 };
 
-// How many elements a schedule moves per piece: HOOP_CHUNK_SIZE in whole elements, at least one.
-inline size_t pieceElementsFor(const Communicator& comm, DataType type) {
-  return std::max<size_t>(1, comm.config().chunkBytes / dataTypeSize(type));
+// How many elements a schedule moves per piece: the tuner's piece size for the call, else
+// HOOP_CHUNK_SIZE, in whole elements, at least one.
+inline size_t pieceElementsFor(const Communicator& comm, const CollectiveArgs& args) {
+  const size_t bytes = args.pieceBytes != 0 ? args.pieceBytes : comm.config().chunkBytes;
+  return std::max<size_t>(1, bytes / dataTypeSize(args.type));
 }
 
 // Splits `count` elements into `parts` nearly equal ranges (the first count % parts get one more).

@@ -24,7 +24,7 @@ void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args) 
   }
   // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
   if (args.send != args.recv && args.bytes() > 0) std::memcpy(result, args.send, args.bytes());
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
   const PowerOfTwoFold fold(comm.rank(), comm.size());
 

@@ -37,7 +37,7 @@ void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
     std::memmove(blockOf(ring.position), args.send, blockBytes);
   }
   if (ring.size() == 1) return;
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
   ringAllGatherBlocks(prims, ring, blockOf, blockBytes, pieceBytes);
   prims.finish();

@@ -65,7 +65,7 @@ void ringAllReduce(Communicator& comm, const CollectiveArgs& args) {
     finishAverage(output, input, args.count, args.type, args.op, 1);
     return;
   }
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
   ringAllReduceOver(prims, comm.ring(), input, output, args.count, elementSize, pieceElements, n);
   prims.finish();

@@ -21,7 +21,7 @@ void ringReduceScatter(Communicator& comm, const CollectiveArgs& args) {
   }
   const int next = ring.next();
   const int prev = ring.prev();
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   const size_t pieceBytes = pieceElements * elementSize;
   // Enough scratch slots that a rank rarely waits for its own earlier sends to drain.
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes, /*scratchPieces=*/4);

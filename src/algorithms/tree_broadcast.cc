@@ -32,7 +32,7 @@ void treeBroadcast(Communicator& comm, const CollectiveArgs& args) {
   if (parent >= 0) neighbours.push_back(parent);
   comm.connectAll(neighbours);
 
-  const size_t pieceBytes = pieceElementsFor(comm, args.type) * dataTypeSize(args.type);
+  const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
   // At least one (possibly empty) piece, so every rank takes part in zero-byte calls.
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {

@@ -35,7 +35,7 @@ void treeReduce(Communicator& comm, const CollectiveArgs& args) {
   if (parent >= 0) neighbours.push_back(parent);
   comm.connectAll(neighbours);
 
-  const size_t pieceElements = pieceElementsFor(comm, args.type);
+  const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
                    /*scratchPieces=*/4);
   // At least one (possibly empty) piece, so every rank takes part in zero-count calls.

@@ -1,17 +1,22 @@
-// hoop's own choice of allreduce schedule: an alpha-beta cost model. Each schedule's time is
-// predicted from how many steps it takes (alpha: latency per message) and how many bytes each
-// rank moves over its busiest link (beta: bytes per microsecond) and reduces (the CPU kernel's
-// rate), for the link kinds the call crosses; the cheapest schedule that can serve the call wins.
+// hoop's own choice of schedule and pipeline piece size: an alpha-beta cost model. Each
+// schedule's time is predicted from how many steps it takes (alpha: latency per message) and how
+// many bytes each rank moves over its busiest link (beta: bytes per microsecond) and reduces (the
+// CPU kernel's rate), for the link kinds the call crosses; the cheapest schedule that can serve
+// the call wins. Pipelined schedules (chains and trees) also get the piece size that minimises
+// their predicted time.
 //
 // Every input is the same on every rank (the call, the communicator's shape, the model's
-// parameters from the environment), so every rank picks the same schedule. The parameters are
-// measured defaults for shared memory and TCP on a 2-core x86 VM (bench/RESULTS.md), overridable
-// per link kind: HOOP_TUNE_SHM="alpha_us,GB/s", HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s".
+// parameters), so every rank picks the same schedule. The parameters start as measured defaults
+// for shared memory and TCP on a 2-core x86 VM (bench/RESULTS.md); a communicator measures its
+// own links at init (calibration.h) and every rank adopts the slowest rank's figures. Explicit
+// values win over both: HOOP_TUNE_SHM="alpha_us,GB/s", HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s".
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string_view>
+
+#include "core/types.h"
 
 namespace hoop {
 
@@ -29,6 +34,11 @@ struct CostModel {
   // One handshake through shared-memory eager buffers (no slot header, counters or copies).
   double eagerAlphaUs = 0.4;
   double reduceBytesPerUs = 10000.0;  // bytes of output per microsecond of the reduction kernel
+  // Which fields the environment set: calibration leaves those alone.
+  bool shmFromEnv = false;
+  bool tcpFromEnv = false;
+  bool reduceFromEnv = false;
+  bool calibrate = true;  // HOOP_TUNE_CALIBRATE (0 keeps the defaults)
 
   // Defaults, with HOOP_TUNE_* overrides; a malformed value is hoopInvalidArgument naming it.
   static CostModel fromEnvironment();
@@ -36,17 +46,31 @@ struct CostModel {
 
 // The shape of one call, as the model sees it.
 struct CallShape {
-  size_t bytes = 0;  // the whole buffer
+  size_t bytes = 0;  // the whole buffer (for allgather: the whole output)
   size_t ranks = 1;
   size_t hosts = 1;
   size_t ranksPerHost = 1;    // 0 when hosts have different counts
   bool sharedMemory = false;  // every peer of a single-host job over shm
 };
 
-// Predicted microseconds of allreduce schedule `name` for `shape`; nullopt for a schedule the
-// model does not know (it is then never chosen by default, only through HOOP_ALGO).
-std::optional<double> predictAllReduceUs(std::string_view name, const CallShape& shape,
-                                         const CostModel& model);
+// Predicted microseconds of schedule `name` of collective `kind` for `shape`, with pipelined
+// schedules cut into `pieceBytes` pieces (0: the best piece size, pipelinePieceBytes()); nullopt
+// for a schedule the model does not know (it is then never chosen by default, only through
+// HOOP_ALGO).
+std::optional<double> predictUs(OpKind kind, std::string_view name, const CallShape& shape,
+                                const CostModel& model, size_t pieceBytes = 0);
+inline std::optional<double> predictAllReduceUs(std::string_view name, const CallShape& shape,
+                                                const CostModel& model) {
+  return predictUs(OpKind::kAllReduce, name, shape, model);
+}
+
+// The piece size that minimises a pipelined schedule's time, or 0 for schedules whose pieces
+// the model does not time (they keep HOOP_CHUNK_SIZE's default). A pipeline of `depth` hops
+// moving S bytes in pieces of c takes (S/c + depth - 1) piece-steps of (alpha + c/beta); that is
+// least at c = sqrt(S * alpha * beta / (depth - 1)), kept within [kMinPieceBytes, maxBytes].
+inline constexpr size_t kMinPieceBytes = 16 << 10;
+size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
+                          const CostModel& model, size_t maxBytes);
 
 CallShape callShape(const Communicator& comm, const CollectiveArgs& args);
 

@@ -354,7 +354,7 @@ HOOP_API hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t col
     args.count = count;
     args.type = static_cast<DataType>(datatype);
     // Literals in the registry: a static C string.
-    *name = chooseSchedule(*comm->impl, args).name.data();
+    *name = chooseSchedule(*comm->impl, args).schedule->name.data();
   });
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "algorithms/calibration.h"
 #include "core/logging.h"
 #include "core/rank_affinity.h"
 #include "topology/host_ranks.h"
@@ -83,6 +84,7 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
     if (ring->size() > 1) neighbours.insert(neighbours.end(), {ring->next(), ring->prev()});
   }
   comm->connectAll(neighbours);
+  calibrateCostModel(*comm);
   log(LogLevel::kInfo, LogSubsys::kInit, rank, "communicator ready: rank ", rank, " of ", nranks,
       ", local rank ", comm->localRank_, " of ", comm->localSize_, ", cross rank ",
       comm->crossRank_, " of ", comm->crossSize_, ", ", comm->config_.socketStreams,
@@ -374,7 +376,8 @@ void Communicator::sleepUntilActivity(int timeoutMs) {
   }
 }
 
-void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes) {
+void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
+                                size_t pieceBytes) {
   auto choice = std::make_pair(kind, schedule);
   if (std::find(announcedSchedules_.begin(), announcedSchedules_.end(), choice) !=
       announcedSchedules_.end()) {
@@ -382,7 +385,8 @@ void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes)
   }
   announcedSchedules_.push_back(choice);
   log(LogLevel::kInfo, LogSubsys::kColl, rank_, opKindName(kind), " uses ", schedule, " (first at ",
-      bytes, " bytes, ", size(), " ranks on ", hostCount_, " host(s))");
+      bytes, " bytes, ", size(), " ranks on ", hostCount_, " host(s)",
+      pieceBytes != 0 ? str(", pieces of ", pieceBytes, " bytes") : std::string(), ")");
 }
 
 char* Communicator::scratch(size_t bytes) {

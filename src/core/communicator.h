@@ -92,7 +92,8 @@ class Communicator {
 
   // Logs at INFO the first time each schedule serves a kind of operation on this communicator
   // (every call would flood the log; never would hide what the tuner decided).
-  void noteSchedule(OpKind kind, const char* schedule, size_t bytes);
+  // `pieceBytes`: the pipeline piece size the tuner chose (0: none, HOOP_CHUNK_SIZE's).
+  void noteSchedule(OpKind kind, const char* schedule, size_t bytes, size_t pieceBytes);
 
   // The schedule last chosen for each kind of collective, with the size it was chosen for:
   // repeated calls of one size (a training loop) skip the choice. Opaque here; the dispatcher
@@ -100,12 +101,17 @@ class Communicator {
   struct ScheduleMemo {
     size_t bytes = SIZE_MAX;
     const void* schedule = nullptr;
+    size_t pieceBytes = 0;
   };
   ScheduleMemo& scheduleMemo(OpKind kind) { return scheduleMemos_[static_cast<size_t>(kind)]; }
 
   // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
   // moves it: take it once per operation, at the largest size the operation needs.
   char* scratch(size_t bytes);
+
+  // The cost model this communicator's choices use from now on: every rank must adopt the same
+  // (calibration.h).
+  void adoptCostModel(const CostModel& model) { config_.costModel = model; }
 
   // From any thread: wakes every wait on this communicator, which then throws.
   void requestAbort();

@@ -31,6 +31,7 @@ Config Config::fromEnvironment() {
   config.socketBufferBytes =
       static_cast<int>(envInt("HOOP_SOCKET_BUFFER", config.socketBufferBytes));
   config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
+  config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
   if (config.chunkBytes > (size_t{1} << 30)) {
     fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE must be at most 1G");
   }

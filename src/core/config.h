@@ -17,8 +17,11 @@ struct Config {
   int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
   size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
-  AlgoOverrides algorithms;                        // HOOP_ALGO (algorithms/algo_overrides.h)
-  CostModel costModel;                             // HOOP_TUNE_* (algorithms/tuner.h)
+  // Set: every schedule uses chunkBytes. Unset: the tuner sizes pipelined schedules' pieces
+  // (up to chunkBytes) and the others use chunkBytes.
+  bool chunkSetByUser = false;
+  AlgoOverrides algorithms;  // HOOP_ALGO (algorithms/algo_overrides.h)
+  CostModel costModel;       // HOOP_TUNE_* (algorithms/tuner.h)
   // HOOP_SPIN_US; unset: 50 us, or 0 when this host runs more ranks than it has cores (a
   // spinning rank would then hold the core its peer needs to make the data it waits for).
   std::chrono::microseconds spinBeforeSleep{50};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -67,6 +68,77 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
   EXPECT_EQ(*predictAllReduceUs("ring", oneHost(1 << 20, 1, true), {}), 0.0);
 }
 
+TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
+  // Two steps instead of six, the same bytes: the model prefers it wherever latency counts.
+  EXPECT_EQ(fastest(oneHost(64 << 10, 4, true), {}, {"ring", "direct", "twoshot"}), "twoshot");
+  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 4, false), {}),
+            *predictAllReduceUs("ring", oneHost(64 << 10, 4, false), {}));
+  // At two ranks it is the ring, step for step: the tie goes to the ring (registry order).
+  EXPECT_DOUBLE_EQ(*predictAllReduceUs("twoshot", oneHost(1 << 20, 2, true), {}),
+                   *predictAllReduceUs("ring", oneHost(1 << 20, 2, true), {}));
+}
+
+TEST(CostModel, AllGatherTakesBruckWhenSmallAndTheRingWhenLarge) {
+  const CallShape small = oneHost(1 << 10, 8, false);
+  const CallShape large = oneHost(64 << 20, 8, false);
+  EXPECT_LT(*predictUs(OpKind::kAllGather, "bruck", small, {}),
+            *predictUs(OpKind::kAllGather, "ring", small, {}));
+  EXPECT_LT(*predictUs(OpKind::kAllGather, "ring", large, {}),
+            *predictUs(OpKind::kAllGather, "bruck", large, {}));
+  const CallShape twoByTwo{64 << 20, 4, 2, 2, false};
+  EXPECT_LT(*predictUs(OpKind::kAllGather, "hierarchical", twoByTwo, {}),
+            *predictUs(OpKind::kAllGather, "ring", twoByTwo, {}));
+  EXPECT_EQ(predictUs(OpKind::kAllGather, "hierarchical", small, {}), std::nullopt);
+}
+
+TEST(CostModel, BroadcastTakesTheTreeOnManyRanksAndTheChainForLargeMessages) {
+  EXPECT_LT(*predictUs(OpKind::kBroadcast, "tree", oneHost(4 << 10, 16, false), {}),
+            *predictUs(OpKind::kBroadcast, "ring", oneHost(4 << 10, 16, false), {}));
+  EXPECT_LT(*predictUs(OpKind::kBroadcast, "ring", oneHost(256 << 20, 4, false), {}),
+            *predictUs(OpKind::kBroadcast, "tree", oneHost(256 << 20, 4, false), {}));
+  EXPECT_LT(*predictUs(OpKind::kReduce, "ring", oneHost(256 << 20, 4, true), {}),
+            *predictUs(OpKind::kReduce, "tree", oneHost(256 << 20, 4, true), {}));
+  EXPECT_EQ(predictUs(OpKind::kReduce, "hierarchical", CallShape{1 << 20, 4, 2, 2, false}, {}),
+            std::nullopt);
+  EXPECT_EQ(predictUs(OpKind::kReduceScatter, "ring", oneHost(1 << 20, 4, true), {}), std::nullopt);
+}
+
+TEST(CostModel, PipelinePiecesGrowWithTheMessageAndStayWithinBounds) {
+  const CostModel model;
+  const size_t cap = 512 << 10;
+  // Chain over 8 ranks: sqrt(S * alpha * beta / 6), in whole pages.
+  size_t previous = 0;
+  for (size_t bytes : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
+    const size_t piece =
+        pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(bytes, 8, false), model, cap);
+    const double best =
+        std::sqrt(static_cast<double>(bytes) * model.tcp.alphaUs * model.tcp.bytesPerUs / 6);
+    EXPECT_EQ(piece, static_cast<size_t>(best / 4096) * 4096) << bytes;
+    EXPECT_GT(piece, previous);
+    previous = piece;
+  }
+  // Bounds: a huge message stops at the cap, a tiny one at the floor; one hop pipelines
+  // nothing, so it takes the largest pieces.
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(size_t{1} << 34, 8, false),
+                               model, cap),
+            cap);
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kReduce, "tree", oneHost(64, 8, true), model, cap),
+            kMinPieceBytes);
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(64 << 20, 2, true), model, cap),
+            cap);
+  // Schedules whose pieces the model does not time keep HOOP_CHUNK_SIZE's.
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kAllReduce, "ring", oneHost(64 << 20, 4, true), model, cap),
+            0u);
+  // The chosen piece is no slower, as predicted, than the fixed default either side of it.
+  const CallShape mid = oneHost(2 << 20, 4, true);
+  const size_t chosen = pipelinePieceBytes(OpKind::kBroadcast, "ring", mid, model, cap);
+  for (size_t other : {size_t{16} << 10, cap}) {
+    EXPECT_LE(*predictUs(OpKind::kBroadcast, "ring", mid, model, chosen),
+              *predictUs(OpKind::kBroadcast, "ring", mid, model, other))
+        << other;
+  }
+}
+
 TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   setenv("HOOP_TUNE_TCP", "1,40", 1);  // a fast network: the ring wins sooner
   setenv("HOOP_TUNE_REDUCE", "20", 1);
@@ -74,6 +146,14 @@ TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   EXPECT_DOUBLE_EQ(model.tcp.alphaUs, 1.0);
   EXPECT_DOUBLE_EQ(model.tcp.bytesPerUs, 40000.0);
   EXPECT_DOUBLE_EQ(model.reduceBytesPerUs, 20000.0);
+  // Calibration leaves what the environment set alone.
+  EXPECT_TRUE(model.tcpFromEnv);
+  EXPECT_TRUE(model.reduceFromEnv);
+  EXPECT_FALSE(model.shmFromEnv);
+  EXPECT_TRUE(model.calibrate);
+  setenv("HOOP_TUNE_CALIBRATE", "0", 1);
+  EXPECT_FALSE(CostModel::fromEnvironment().calibrate);
+  unsetenv("HOOP_TUNE_CALIBRATE");
   for (const char* bad : {"1", "x,2", "1,0", "-1,2", "1,2,3"}) {
     setenv("HOOP_TUNE_SHM", bad, 1);
     try {

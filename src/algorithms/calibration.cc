@@ -1,0 +1,111 @@
+#include "algorithms/calibration.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "algorithms/primitives.h"
+#include "algorithms/tuner.h"
+#include "core/communicator.h"
+#include "core/logging.h"
+#include "device/cpu/reduce.h"
+
+namespace hoop {
+namespace {
+
+constexpr int kWarmUpSteps = 2;
+constexpr int kLatencySteps = 8;
+constexpr int kBandwidthSteps = 4;
+constexpr size_t kBandwidthBytes = 256 << 10;  // one shm slot, one TCP round of a few segments
+constexpr int kReduceRepeats = 8;
+
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// The median time of one ring step of `bytes`: every rank sends to its successor and receives
+// from its predecessor at once, as a ring schedule's steps do.
+double ringStepUs(Communicator& comm, Primitives& prims, const char* out, char* in, size_t bytes,
+                  int steps) {
+  const Ring& ring = comm.ring();
+  std::vector<double> samples;
+  for (int i = 0; i < kWarmUpSteps + steps; ++i) {
+    const auto start = Clock::now();
+    prims.sendRecv(ring.next(), out, bytes, ring.prev(), in, bytes);
+    if (i >= kWarmUpSteps) samples.push_back(micros(Clock::now() - start));
+  }
+  return median(samples);
+}
+
+// Microseconds per output byte of a float32 sum over buffers that fit in cache, as a ring
+// step's pieces do.
+double reduceUsPerByte() {
+  const size_t count = kBandwidthBytes / sizeof(float);
+  std::vector<float> a(count, 1.0f), b(count, 2.0f), out(count);
+  std::vector<double> samples;
+  for (int i = 0; i < kWarmUpSteps + kReduceRepeats; ++i) {
+    const auto start = Clock::now();
+    reduce(out.data(), a.data(), b.data(), count, DataType::kFloat32, RedOp::kSum);
+    if (i >= kWarmUpSteps) samples.push_back(micros(Clock::now() - start));
+  }
+  return std::max(median(samples), 1e-3) / static_cast<double>(kBandwidthBytes);
+}
+
+}  // namespace
+
+void calibrateCostModel(Communicator& comm) {
+  CostModel model = comm.config().costModel;
+  if (!model.calibrate || comm.size() < 2) return;
+
+  // Figures where larger is slower, so that the slowest rank's are a plain maximum.
+  struct Figures {
+    double alphaUs;
+    double usPerByte;
+    double reduceUsPerByte;
+  };
+  Figures mine{};
+  std::vector<char> out(kBandwidthBytes, 1), in(kBandwidthBytes);
+  {
+    Primitives prims(comm, FrameTag{OpKind::kSetup, 1}, DataType::kInt8, RedOp::kSum, 0);
+    mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
+    const double bulkUs =
+        ringStepUs(comm, prims, out.data(), in.data(), kBandwidthBytes, kBandwidthSteps);
+    mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kBandwidthBytes);
+  }
+  mine.reduceUsPerByte = reduceUsPerByte();
+
+  // Once around the ring, keeping the maximum: after n-1 steps every rank holds everyone's.
+  Figures agreed = mine;
+  {
+    Primitives prims(comm, FrameTag{OpKind::kSetup, 2}, DataType::kInt8, RedOp::kSum, 0);
+    const Ring& ring = comm.ring();
+    for (size_t step = 1; step < ring.size(); ++step) {
+      Figures sent = agreed, received{};
+      prims.sendRecv(ring.next(), &sent, sizeof(sent), ring.prev(), &received, sizeof(received));
+      agreed.alphaUs = std::max(agreed.alphaUs, received.alphaUs);
+      agreed.usPerByte = std::max(agreed.usPerByte, received.usPerByte);
+      agreed.reduceUsPerByte = std::max(agreed.reduceUsPerByte, received.reduceUsPerByte);
+    }
+    prims.finish();
+  }
+
+  // The ring's slowest hop sets a flat schedule's pace: shared memory on a single-host shm job,
+  // else the network.
+  const bool overShm = comm.everyPeerOverShm();
+  const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
+  LinkCost& link = overShm ? model.shm : model.tcp;
+  if (!linkFromEnv) link = {agreed.alphaUs, 1 / agreed.usPerByte};
+  if (!model.reduceFromEnv) model.reduceBytesPerUs = 1 / agreed.reduceUsPerByte;
+  comm.adoptCostModel(model);
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),
+      "cost model calibrated (slowest rank): ", overShm ? "shm" : "tcp", " ", link.alphaUs,
+      " us + ", link.bytesPerUs / 1e3, " GB/s per step",
+      linkFromEnv ? " (from the environment)" : "", "; reduction ", model.reduceBytesPerUs / 1e3,
+      " GB/s", model.reduceFromEnv ? " (from the environment)" : "",
+      "; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
+}
+
+}  // namespace hoop
