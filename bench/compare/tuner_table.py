@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""hoop's own allreduce choice against every schedule forced, in one table.
+
+For each size: the schedule hoop picked and its time, the fastest forced schedule and its time,
+and their ratio (the tuner's target: within 10%). Rounds alternate hoop's choice and the forced
+runs, so a noisy machine hurts both alike; each time is the median over rounds of hoop-perf's
+per-size median (out-of-place, the slowest rank).
+
+  bench/compare/tuner_table.py --build build --ranks 4 --transport shm \\
+      --sizes "8:2M:4:200:20 8M:256M:4:10:2" --rounds 3
+"""
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def parse_range(spec):
+    parts = spec.split(":")
+    if len(parts) not in (3, 5):
+        sys.exit(f"tuner_table: size range '{spec}' is not b:e:f or b:e:f:n:w")
+    begin, end, factor = parts[:3]
+    iters, warmup = (parts[3], parts[4]) if len(parts) == 5 else ("20", "5")
+    return begin, end, factor, iters, warmup
+
+
+def run_perf(args, size_range, algo, csv_path):
+    begin, end, factor, iters, warmup = size_range
+    env = dict(os.environ)
+    env.setdefault("HOOP_SOCKET_IFNAME", "=lo")
+    if args.transport != "auto":
+        env["HOOP_TRANSPORT"] = args.transport
+    command = [os.path.join(args.build, "bin", "hooprun"), "-np", str(args.ranks),
+               os.path.join(args.build, "bin", "hoop-perf"), "allreduce", "-b", begin, "-e", end,
+               "-f", factor, "-n", iters, "-w", warmup, "-a", "3", "-d", "float",
+               "--csv", csv_path]
+    if algo:
+        command += ["--algo", algo]
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    with open(csv_path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--ranks", type=int, default=4)
+    parser.add_argument("--transport", default="auto", choices=["auto", "shm", "tcp"])
+    parser.add_argument("--sizes", default="8:2M:4:200:20 8M:256M:4:10:2")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    chosen = {}  # size -> (schedule, [median us per round])
+    forced = {}  # size -> schedule -> [median us per round]
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "rows.csv")
+        for _ in range(args.rounds):
+            for size_range in map(parse_range, args.sizes.split()):
+                for row in run_perf(args, size_range, None, path):
+                    size = int(row["size_bytes"])
+                    entry = chosen.setdefault(size, [row["algorithm"], []])
+                    entry[1].append(float(row["oop_median_us"]))
+                for row in run_perf(args, size_range, "all", path):
+                    size = int(row["size_bytes"])
+                    forced.setdefault(size, {}).setdefault(row["algorithm"], []).append(
+                        float(row["oop_median_us"]))
+
+    print(f"allreduce float32 sum, {args.ranks} ranks, transport {args.transport}, "
+          f"{args.rounds} rounds (median us of the slowest rank)\n")
+    print("| size | hoop's pick | us | fastest forced | us | pick/fastest |")
+    print("|---:|---|---:|---|---:|---:|")
+    worst = 0.0
+    for size in sorted(chosen):
+        pick, times = chosen[size]
+        pick_us = statistics.median(times)
+        best_name, best_us = min(((name, statistics.median(t)) for name, t in forced[size].items()),
+                                 key=lambda item: item[1])
+        ratio = pick_us / best_us
+        worst = max(worst, ratio)
+        print(f"| {size} | {pick} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} |")
+    print(f"\nworst pick/fastest: {worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()
