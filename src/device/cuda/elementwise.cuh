@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -79,22 +80,37 @@ __global__ void __launch_bounds__(kThreadsPerBlock) elementwiseKernel(Elementwis
 }
 
 template <typename Codec>
-void launchForCodec(KernelOp op, const ElementwiseArgs& args, unsigned blocks,
-                    cudaStream_t stream) {
-  const dim3 grid(blocks);
-  const dim3 block(kThreadsPerBlock);
+void launchForCodec(KernelOp op, const ElementwiseArgs& args, size_t workItems,
+                    unsigned multiprocessors, cudaStream_t stream) {
+  using Kernel = void (*)(ElementwiseArgs);
+  Kernel kernel = nullptr;
   switch (op) {
-    case KernelOp::kSum: elementwiseKernel<Codec, SumOp><<<grid, block, 0, stream>>>(args); break;
-    case KernelOp::kProd: elementwiseKernel<Codec, ProdOp><<<grid, block, 0, stream>>>(args); break;
-    case KernelOp::kMax: elementwiseKernel<Codec, MaxOp><<<grid, block, 0, stream>>>(args); break;
-    case KernelOp::kMin: elementwiseKernel<Codec, MinOp><<<grid, block, 0, stream>>>(args); break;
-    case KernelOp::kSumThenDivide:
-      elementwiseKernel<Codec, SumThenDivideOp><<<grid, block, 0, stream>>>(args);
-      break;
-    case KernelOp::kDivide:
-      elementwiseKernel<Codec, DivideOp><<<grid, block, 0, stream>>>(args);
-      break;
+    case KernelOp::kSum: kernel = elementwiseKernel<Codec, SumOp>; break;
+    case KernelOp::kProd: kernel = elementwiseKernel<Codec, ProdOp>; break;
+    case KernelOp::kMax: kernel = elementwiseKernel<Codec, MaxOp>; break;
+    case KernelOp::kMin: kernel = elementwiseKernel<Codec, MinOp>; break;
+    case KernelOp::kSumThenDivide: kernel = elementwiseKernel<Codec, SumThenDivideOp>; break;
+    case KernelOp::kDivide: kernel = elementwiseKernel<Codec, DivideOp>; break;
   }
+  // The grid is capped at what the SMs hold resident at once, per kernel: registers differ (the
+  // avg kernels need more), and a grid larger than one resident wave would leave a partial
+  // second wave. Asked once per kernel; it depends on the architecture, not on the arguments.
+  static std::atomic<int> residentPerSm[kKernelOps]{};
+  std::atomic<int>& cached = residentPerSm[static_cast<size_t>(op)];
+  int perSm = cached.load(std::memory_order_relaxed);
+  if (perSm == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kThreadsPerBlock, 0) !=
+            cudaSuccess ||
+        perSm < 1) {
+      perSm = 1;  // the launch below reports the error, if it persists
+    } else {
+      cached.store(perSm, std::memory_order_relaxed);
+    }
+  }
+  const size_t wanted = (workItems + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const size_t most = static_cast<size_t>(perSm) * multiprocessors;
+  const auto blocks = static_cast<unsigned>(wanted < 1 ? 1 : (wanted < most ? wanted : most));
+  kernel<<<blocks, kThreadsPerBlock, 0, stream>>>(args);
 }
 
 }  // namespace hoop::cuda_kernels

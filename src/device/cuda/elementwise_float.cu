@@ -4,11 +4,13 @@
 
 namespace hoop::cuda_kernels {
 
-template void launchForCodec<NativeCodec<float>>(KernelOp, const ElementwiseArgs&, unsigned,
+template void launchForCodec<NativeCodec<float>>(KernelOp, const ElementwiseArgs&, size_t, unsigned,
                                                  cudaStream_t);
-template void launchForCodec<NativeCodec<double>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                  cudaStream_t);
-template void launchForCodec<HalfCodec>(KernelOp, const ElementwiseArgs&, unsigned, cudaStream_t);
-template void launchForCodec<Bf16Codec>(KernelOp, const ElementwiseArgs&, unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<double>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                  unsigned, cudaStream_t);
+template void launchForCodec<HalfCodec>(KernelOp, const ElementwiseArgs&, size_t, unsigned,
+                                        cudaStream_t);
+template void launchForCodec<Bf16Codec>(KernelOp, const ElementwiseArgs&, size_t, unsigned,
+                                        cudaStream_t);
 
 }  // namespace hoop::cuda_kernels

@@ -4,17 +4,17 @@
 
 namespace hoop::cuda_kernels {
 
-template void launchForCodec<NativeCodec<int8_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                  cudaStream_t);
-template void launchForCodec<NativeCodec<uint8_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                   cudaStream_t);
-template void launchForCodec<NativeCodec<int32_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                   cudaStream_t);
-template void launchForCodec<NativeCodec<uint32_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                    cudaStream_t);
-template void launchForCodec<NativeCodec<int64_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                   cudaStream_t);
-template void launchForCodec<NativeCodec<uint64_t>>(KernelOp, const ElementwiseArgs&, unsigned,
-                                                    cudaStream_t);
+template void launchForCodec<NativeCodec<int8_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                  unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<uint8_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                   unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<int32_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                   unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<uint32_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                    unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<int64_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                   unsigned, cudaStream_t);
+template void launchForCodec<NativeCodec<uint64_t>>(KernelOp, const ElementwiseArgs&, size_t,
+                                                    unsigned, cudaStream_t);
 
 }  // namespace hoop::cuda_kernels

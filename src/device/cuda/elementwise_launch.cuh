@@ -11,12 +11,13 @@
 
 namespace hoop::cuda_kernels {
 
-// 256 threads, up to 8 blocks per SM: 2048 resident threads, a full Hopper/Ampere SM.
+// 256 threads: up to 8 blocks (2048 threads, a full Hopper/Ampere SM) resident where the
+// registers allow; the grid is capped per kernel at what is resident (elementwise.cuh).
 inline constexpr unsigned kThreadsPerBlock = 256;
-inline constexpr unsigned kResidentBlocksPerSm = 8;
 inline constexpr size_t kVectorBytes = 16;
 
 enum class KernelOp : uint8_t { kSum, kProd, kMax, kMin, kSumThenDivide, kDivide };
+inline constexpr size_t kKernelOps = 6;
 
 // Counts in elements; see elementwise.cuh for the three parts.
 struct ElementwiseArgs {
@@ -30,8 +31,10 @@ struct ElementwiseArgs {
   Divisor divisor;
 };
 
-// Defined in elementwise.cuh, instantiated once per codec in elementwise_*.cu.
+// Defined in elementwise.cuh, instantiated once per codec in elementwise_*.cu. `workItems`: the
+// longest of the three parts (threads wanted); `multiprocessors`: the current device's SM count.
 template <typename Codec>
-void launchForCodec(KernelOp op, const ElementwiseArgs& args, unsigned blocks, cudaStream_t stream);
+void launchForCodec(KernelOp op, const ElementwiseArgs& args, size_t workItems,
+                    unsigned multiprocessors, cudaStream_t stream);
 
 }  // namespace hoop::cuda_kernels

@@ -18,7 +18,6 @@ using cuda_kernels::Bf16Codec;
 using cuda_kernels::ElementwiseArgs;
 using cuda_kernels::HalfCodec;
 using cuda_kernels::KernelOp;
-using cuda_kernels::kResidentBlocksPerSm;
 using cuda_kernels::kThreadsPerBlock;
 using cuda_kernels::kVectorBytes;
 using cuda_kernels::launchForCodec;
@@ -36,31 +35,31 @@ void checkLaunch(const char* what) {
   if (status != cudaSuccess) failCuda(status, what);
 }
 
-// Blocks the current device keeps resident at once: the cap on every grid, so a grid-stride loop
-// makes one pass over the SMs. Cached per device ordinal (the attribute cannot change).
-unsigned residentBlocks() {
+// The current device's SM count, cached per device ordinal (it cannot change).
+unsigned multiprocessors() {
   constexpr int kMaxDevices = 64;
   static std::array<std::atomic<unsigned>, kMaxDevices> cached{};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) failCuda(status, "cudaGetDevice");
-  if (device >= 0 && device < kMaxDevices) {
+  const bool cacheable = device >= 0 && device < kMaxDevices;
+  if (cacheable) {
     const unsigned known = cached[static_cast<size_t>(device)].load(std::memory_order_relaxed);
     if (known != 0) return known;
   }
   int sms = 0;
   status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (status != cudaSuccess) failCuda(status, "cudaDeviceGetAttribute(MultiProcessorCount)");
-  const unsigned blocks = static_cast<unsigned>(std::max(sms, 1)) * kResidentBlocksPerSm;
-  if (device >= 0 && device < kMaxDevices) {
-    cached[static_cast<size_t>(device)].store(blocks, std::memory_order_relaxed);
-  }
-  return blocks;
+  const auto count = static_cast<unsigned>(std::max(sms, 1));
+  if (cacheable) cached[static_cast<size_t>(device)].store(count, std::memory_order_relaxed);
+  return count;
 }
 
-unsigned gridFor(size_t workItems) {
+// For the copy kernel (few registers): 8 blocks of 256 threads fill an SM.
+unsigned copyGridFor(size_t workItems) {
+  constexpr size_t kCopyBlocksPerSm = 8;
   const size_t wanted = (workItems + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned>(std::clamp<size_t>(wanted, 1, residentBlocks()));
+  return static_cast<unsigned>(std::clamp<size_t>(wanted, 1, kCopyBlocksPerSm * multiprocessors()));
 }
 
 uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -98,18 +97,25 @@ void launch(DataType type, KernelOp op, ElementwiseArgs& args, cudaStream_t stre
   checkAligned(args.b, elementSize, "second input", type);
   splitForVectors(args, elementSize);
   const size_t tail = args.count - args.head - args.vectors * (kVectorBytes / elementSize);
-  const unsigned blocks = gridFor(std::max({args.head, args.vectors, tail}));
+  const size_t work = std::max({args.head, args.vectors, tail});
+  const unsigned sms = multiprocessors();
   switch (type) {
-    case DataType::kInt8: launchForCodec<NativeCodec<int8_t>>(op, args, blocks, stream); break;
-    case DataType::kUint8: launchForCodec<NativeCodec<uint8_t>>(op, args, blocks, stream); break;
-    case DataType::kInt32: launchForCodec<NativeCodec<int32_t>>(op, args, blocks, stream); break;
-    case DataType::kUint32: launchForCodec<NativeCodec<uint32_t>>(op, args, blocks, stream); break;
-    case DataType::kInt64: launchForCodec<NativeCodec<int64_t>>(op, args, blocks, stream); break;
-    case DataType::kUint64: launchForCodec<NativeCodec<uint64_t>>(op, args, blocks, stream); break;
-    case DataType::kFloat16: launchForCodec<HalfCodec>(op, args, blocks, stream); break;
-    case DataType::kFloat32: launchForCodec<NativeCodec<float>>(op, args, blocks, stream); break;
-    case DataType::kFloat64: launchForCodec<NativeCodec<double>>(op, args, blocks, stream); break;
-    case DataType::kBfloat16: launchForCodec<Bf16Codec>(op, args, blocks, stream); break;
+    case DataType::kInt8: launchForCodec<NativeCodec<int8_t>>(op, args, work, sms, stream); break;
+    case DataType::kUint8: launchForCodec<NativeCodec<uint8_t>>(op, args, work, sms, stream); break;
+    case DataType::kInt32: launchForCodec<NativeCodec<int32_t>>(op, args, work, sms, stream); break;
+    case DataType::kUint32:
+      launchForCodec<NativeCodec<uint32_t>>(op, args, work, sms, stream);
+      break;
+    case DataType::kInt64: launchForCodec<NativeCodec<int64_t>>(op, args, work, sms, stream); break;
+    case DataType::kUint64:
+      launchForCodec<NativeCodec<uint64_t>>(op, args, work, sms, stream);
+      break;
+    case DataType::kFloat16: launchForCodec<HalfCodec>(op, args, work, sms, stream); break;
+    case DataType::kFloat32: launchForCodec<NativeCodec<float>>(op, args, work, sms, stream); break;
+    case DataType::kFloat64:
+      launchForCodec<NativeCodec<double>>(op, args, work, sms, stream);
+      break;
+    case DataType::kBfloat16: launchForCodec<Bf16Codec>(op, args, work, sms, stream); break;
     default: fail(hoopInvalidArgument, "CUDA kernel: invalid data type ", static_cast<int>(type));
   }
   checkLaunch("CUDA element-wise kernel launch");
@@ -189,7 +195,7 @@ void copyAsync(void* dst, const void* src, size_t bytes, CudaStream stream) {
     vectors = (bytes - head) / kVectorBytes;
   }
   const size_t tail = bytes - head - vectors * kVectorBytes;
-  const unsigned blocks = gridFor(std::max({head, vectors, tail}));
+  const unsigned blocks = copyGridFor(std::max({head, vectors, tail}));
   copyKernel<<<blocks, kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, head, vectors);
   checkLaunch("CUDA copy kernel launch");
