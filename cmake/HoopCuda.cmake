@@ -36,14 +36,25 @@ endif()
 
 # Called from src/CMakeLists.txt once hoop_objects, hoop and hoop_internal exist. The kernels
 # (src/device/cuda/*.cu) are their own object library: nvcc gets none of the host-only warning
-# flags, and the objects join both the shared and the static library. Host .cc files that use the
-# runtime API test HOOP_HAVE_CUDA and include <cuda_runtime.h> (a system include, so -Werror
-# does not reach into it).
+# flags, and the objects join both the shared and the static library. The host .cc files of the
+# CUDA folders test HOOP_HAVE_CUDA and may include <cuda_runtime.h>: the definition and the
+# CUDA include path (as a system path, so -Werror does not reach into it) are set on those files
+# alone, so turning CUDA on changes no other file's command line (ccache keeps its hits) and
+# nothing else sees CUDA's headers. Consumers of hoop_internal get the runtime at link time only.
 function(hoop_add_cuda_objects)
+  file(GLOB cuda_host_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/device/cuda/*.cc
+                                                ${PROJECT_SOURCE_DIR}/src/transport/cuda_ipc/*.cc)
   if(NOT HOOP_HAVE_CUDA)
-    target_compile_definitions(hoop_objects PUBLIC HOOP_HAVE_CUDA=0)
+    set_source_files_properties(${cuda_host_sources} PROPERTIES COMPILE_DEFINITIONS
+                                                                HOOP_HAVE_CUDA=0)
     return()
   endif()
+  set(cuda_includes)
+  foreach(dir IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    list(APPEND cuda_includes -isystem ${dir})
+  endforeach()
+  set_source_files_properties(${cuda_host_sources} PROPERTIES COMPILE_DEFINITIONS HOOP_HAVE_CUDA=1
+                                                              COMPILE_OPTIONS "${cuda_includes}")
   file(GLOB kernel_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/device/cuda/*.cu)
   add_library(hoop_cuda_objects OBJECT ${kernel_sources})
   target_include_directories(hoop_cuda_objects PRIVATE ${PROJECT_SOURCE_DIR}/include
@@ -63,12 +74,11 @@ function(hoop_add_cuda_objects)
   target_compile_definitions(hoop_cuda_objects PRIVATE HOOP_HAVE_CUDA=1)
   target_link_libraries(hoop_cuda_objects PRIVATE CUDA::cudart_static)
 
-  target_compile_definitions(hoop_objects PUBLIC HOOP_HAVE_CUDA=1)
-  target_link_libraries(hoop_objects PUBLIC CUDA::cudart_static)
   target_sources(hoop PRIVATE $<TARGET_OBJECTS:hoop_cuda_objects>)
   # The runtime is a private copy inside libhoop.so: keep its symbols out of the export table so
   # they never interpose on another copy (PyTorch's libcudart) in the same process.
   target_link_libraries(hoop PRIVATE CUDA::cudart_static)
   target_link_options(hoop PRIVATE "LINKER:--exclude-libs,ALL")
   target_sources(hoop_internal PRIVATE $<TARGET_OBJECTS:hoop_cuda_objects>)
+  target_link_libraries(hoop_internal PRIVATE CUDA::cudart_static)
 endfunction()
