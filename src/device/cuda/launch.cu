@@ -91,6 +91,9 @@ void splitForVectors(ElementwiseArgs& args, size_t elementSize) {
 
 void launch(DataType type, KernelOp op, ElementwiseArgs& args, cudaStream_t stream) {
   const size_t elementSize = dataTypeSize(type);
+  if (elementSize == 0) {  // before any "% elementSize" below
+    fail(hoopInvalidArgument, "CUDA kernel: invalid data type ", static_cast<int>(type));
+  }
   checkAligned(args.out1, elementSize, "output", type);
   checkAligned(args.out2, elementSize, "second output", type);
   checkAligned(args.a, elementSize, "first input", type);
@@ -116,9 +119,12 @@ void launch(DataType type, KernelOp op, ElementwiseArgs& args, cudaStream_t stre
       launchForCodec<NativeCodec<double>>(op, args, work, sms, stream);
       break;
     case DataType::kBfloat16: launchForCodec<Bf16Codec>(op, args, work, sms, stream); break;
-    default: fail(hoopInvalidArgument, "CUDA kernel: invalid data type ", static_cast<int>(type));
   }
-  checkLaunch("CUDA element-wise kernel launch");
+  if (const cudaError_t status = cudaGetLastError(); status != cudaSuccess) {
+    fail(hoopUnhandledCudaError, "CUDA element-wise kernel launch (", dataTypeName(type), ", op ",
+         static_cast<int>(op), ", ", args.count, " elements): ", cudaGetErrorName(status), " (",
+         cudaGetErrorString(status), ")");
+  }
 }
 
 cuda_kernels::Divisor divisorFor(size_t divisor) {
