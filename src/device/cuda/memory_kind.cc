@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstddef>
@@ -44,6 +45,14 @@ class LoadedDriver {
   // The driver's cuPointerGetAttribute once libcuda is in the process, else nullptr.
   PointerGetAttribute find() {
     if (PointerGetAttribute known = function_.load(std::memory_order_acquire)) return known;
+    // Even the loader's count costs about 100 ns (it takes the loader's lock), and every
+    // collective asks for its buffers: look at most once per tick of the coarse clock (a few
+    // milliseconds; reading it is a load from the vDSO page). Loading libcuda, creating a context
+    // and allocating device memory take far longer than a tick, so no device buffer can reach a
+    // call before the probe has seen the driver.
+    const long tick = coarseTick();
+    if (tick == lastTick_.load(std::memory_order_relaxed)) return nullptr;
+    lastTick_.store(tick, std::memory_order_relaxed);
     const unsigned long long loaded = objectsLoaded();
     std::lock_guard<std::mutex> lock(mutex_);
     if (PointerGetAttribute known = function_.load(std::memory_order_relaxed)) return known;
@@ -64,7 +73,14 @@ class LoadedDriver {
   }
 
  private:
+  static long coarseTick() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return static_cast<long>(now.tv_sec) * 1'000'000'000L + now.tv_nsec;
+  }
+
   std::atomic<PointerGetAttribute> function_{nullptr};
+  std::atomic<long> lastTick_{-1};
   std::mutex mutex_;
   bool probed_ = false;
   unsigned long long probedAt_ = 0;
