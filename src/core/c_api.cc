@@ -12,6 +12,7 @@
 #include "core/communicator.h"
 #include "core/launch_env.h"
 #include "core/logging.h"
+#include "device/cuda/memory_kind.h"
 #include "hoop/hoop.h"
 #include "transport/tcp/interfaces.h"
 
@@ -101,6 +102,12 @@ void checkBuffer(const void* buffer, size_t count, size_t elementSize, size_t mu
     fail(hoopInvalidArgument, call, ": count ", count, " overflows the byte size");
   }
   if (buffer == nullptr && count > 0) fail(hoopInvalidArgument, call, ": ", name, " is NULL");
+  // The collectives read buffers with the CPU: a device pointer would crash the process.
+  if (count > 0 && memoryKindOf(buffer) == MemoryKind::kDevice) {
+    fail(hoopInvalidUsage, call, ": ", name, " ", buffer,
+         " is CUDA device memory, and collectives on device buffers are not supported yet by "
+         "this build path; pass host (or managed) memory");
+  }
 }
 
 // A root or peer argument must name a rank of the communicator.
