@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "hoop/hoop.h"
@@ -25,8 +26,10 @@ class __attribute__((visibility("default"))) Exception : public std::runtime_err
 };
 
 // Throws for anything but hoopSuccess, with comm's last error message (or this thread's).
+// hoopInProgress is no failure: a non-blocking communicator queued the work (see
+// Communicator::ready()).
 inline void check(hoopResult_t result, hoopComm_t comm = nullptr) {
-  if (result != hoopSuccess) {
+  if (result != hoopSuccess && result != hoopInProgress) {
     throw Exception(result,
                     std::string(hoopGetErrorString(result)) + ": " + hoopGetLastError(comm));
   }
@@ -102,10 +105,21 @@ class UniqueId {
   hoopUniqueId raw_{};
 };
 
+// HOOP_CONFIG_INITIALIZER as a value: set the fields you need and pass it to Communicator.
+inline hoopConfig_t defaultConfig() {
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  return config;
+}
+
 class Communicator {
  public:
   Communicator(int nranks, const UniqueId& id, int rank) {
     check(hoopCommInitRank(&comm_, nranks, id.raw(), rank));
+  }
+  // With per-communicator settings. A non-blocking one (config.blocking = 0) returns at once and
+  // so do its calls: wait() (or poll ready()) before using it and before touching buffers.
+  Communicator(int nranks, const UniqueId& id, int rank, hoopConfig_t config) {
+    check(hoopCommInitRankConfig(&comm_, nranks, id.raw(), rank, &config));
   }
   // Rank, size and root from hooprun, mpirun, srun or torchrun.
   static Communicator fromEnvironment() {
@@ -206,6 +220,20 @@ class Communicator {
   }
 
   void barrier() { check(hoopBarrier(comm_, nullptr), comm_); }
+
+  // Non-blocking communicators: whether initialisation and everything queued have finished;
+  // throws the first failure. Blocking ones: true, or the failure an earlier call met.
+  bool ready() const {
+    hoopResult_t state = hoopSuccess;
+    check(hoopCommGetAsyncError(comm_, &state), comm_);
+    if (state == hoopInProgress) return false;
+    check(state, comm_);
+    return true;
+  }
+  // Polls ready() until it holds (each queued operation is bounded by its timeout).
+  void wait() const {
+    while (!ready()) std::this_thread::yield();
+  }
 
   // Unblocks any call in progress on another thread and frees the communicator.
   void abort() {

@@ -1,0 +1,187 @@
+// hoopConfig_t and hoopCommInitRankConfig: every field checked and named when wrong, the
+// config's timeout winning over HOOP_TIMEOUT, and non-blocking communicators across real
+// processes (hoop_config_worker) over shared memory and TCP.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <string>
+#include <thread>
+
+#include "hoop/hoop.h"
+#include "hoop/hoop.hpp"
+#include "process_runner.h"
+
+namespace hoop::test {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+// Initialises one rank with `config` and expects hoopInvalidArgument whose message has `names`.
+void expectRejected(hoopConfig_t config, const std::string& names) {
+  hoopUniqueId id{};  // never used: the config is checked first
+  hoopComm_t comm = reinterpret_cast<hoopComm_t>(&id);
+  EXPECT_EQ(hoopCommInitRankConfig(&comm, 1, id, 0, &config), hoopInvalidArgument) << names;
+  EXPECT_EQ(comm, nullptr);
+  const std::string message = hoopGetLastError(nullptr);
+  EXPECT_NE(message.find(names), std::string::npos) << message;
+}
+
+TEST(ConfigValidation, EveryBadFieldIsNamed) {
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  config.blocking = 2;
+  expectRejected(config, "config.blocking");
+  config = HOOP_CONFIG_INITIALIZER;
+  config.timeoutSeconds = -1;
+  expectRejected(config, "config.timeoutSeconds");
+  config = HOOP_CONFIG_INITIALIZER;
+  config.initTimeoutSeconds = -5;
+  expectRejected(config, "config.initTimeoutSeconds");
+  for (int streams : {0, 65}) {
+    config = HOOP_CONFIG_INITIALIZER;
+    config.socketStreams = streams;
+    expectRejected(config, "config.socketStreams");
+  }
+  config = HOOP_CONFIG_INITIALIZER;
+  config.algorithms = "allreduce:=nosuchschedule";
+  expectRejected(config, "config.algorithms");
+  config = HOOP_CONFIG_INITIALIZER;
+  config.version = HOOP_VERSION_CODE + 1;
+  expectRejected(config, "config.version");
+}
+
+TEST(ConfigValidation, AnUninitialisedStructSaysToUseTheInitializer) {
+  hoopConfig_t config;
+  std::memset(&config, 0xa5, sizeof(config));
+  expectRejected(config, "HOOP_CONFIG_INITIALIZER");
+  config = HOOP_CONFIG_INITIALIZER;
+  config.size = sizeof(hoopConfig_t) - 8;  // a struct from some other layout
+  expectRejected(config, "HOOP_CONFIG_INITIALIZER");
+}
+
+TEST(ConfigValidation, NullOutputPointer) {
+  hoopUniqueId id{};
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  EXPECT_EQ(hoopCommInitRankConfig(nullptr, 1, id, 0, &config), hoopInvalidArgument);
+}
+
+// NULL config and an untouched HOOP_CONFIG_INITIALIZER are both plain hoopCommInitRank.
+TEST(Config, NullAndDefaultConfigAreBlockingInit) {
+  for (bool useNull : {true, false}) {
+    hoopUniqueId id;
+    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+    hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+    hoopComm_t comm = nullptr;
+    ASSERT_EQ(hoopCommInitRankConfig(&comm, 1, id, 0, useNull ? nullptr : &config), hoopSuccess)
+        << hoopGetLastError(nullptr);
+    int32_t value = 21;
+    int32_t result = 0;
+    EXPECT_EQ(hoopAllReduce(&value, &result, 1, hoopInt32, hoopSum, comm, nullptr), hoopSuccess);
+    EXPECT_EQ(result, 21);
+    hoopResult_t state = hoopInProgress;
+    EXPECT_EQ(hoopCommGetAsyncError(comm, &state), hoopSuccess);
+    EXPECT_EQ(state, hoopSuccess);
+    EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
+  }
+}
+
+// HOOP_TIMEOUT says a minute; the config says one second, and wins.
+TEST(Config, TimeoutOverridesTheEnvironment) {
+  setenv("HOOP_TIMEOUT", "60", 1);
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  std::promise<void> rankZeroDone;
+  std::thread rankOne([&] {
+    hoopComm_t comm = nullptr;
+    ASSERT_EQ(hoopCommInitRank(&comm, 2, id, 1), hoopSuccess) << hoopGetLastError(nullptr);
+    rankZeroDone.get_future().wait();  // never calls the allreduce
+    hoopCommDestroy(comm);
+  });
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 1;
+  hoopComm_t comm = nullptr;
+  ASSERT_EQ(hoopCommInitRankConfig(&comm, 2, id, 0, &config), hoopSuccess)
+      << hoopGetLastError(nullptr);
+  float value = 1;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(hoopAllReduce(&value, &value, 1, hoopFloat32, hoopSum, comm, nullptr), hoopTimeout)
+      << hoopGetLastError(comm);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const std::string message = hoopGetLastError(comm);
+  EXPECT_NE(message.find("timed out after 1 s"), std::string::npos) << message;
+  // A hang guard: the environment's 60 s would have run past it.
+  EXPECT_LT(took, std::chrono::seconds(30));
+  rankZeroDone.set_value();
+  EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
+  rankOne.join();
+  unsetenv("HOOP_TIMEOUT");
+}
+
+// The C++ API: a non-blocking communicator of one rank, wait() and typed calls.
+TEST(Config, CppNonBlockingCommunicator) {
+  hoopConfig_t config = hoop::defaultConfig();
+  config.blocking = 0;
+  hoop::Communicator comm(1, hoop::UniqueId::create(), 0, config);
+  comm.wait();
+  EXPECT_EQ(comm.size(), 1);
+  std::vector<int32_t> data = {1, 2, 3};
+  comm.allReduce(std::span<int32_t>(data));
+  comm.wait();
+  EXPECT_EQ(data, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_TRUE(comm.ready());
+}
+
+std::vector<ProcessResult> runWorkers(int nranks, int started, const std::string& mode,
+                                      Env env = {}) {
+  hoopUniqueId id;
+  EXPECT_EQ(hoopGetUniqueId(&id), hoopSuccess) << hoopGetLastError(nullptr);
+  ProcessGroup group;
+  for (int r = 0; r < started; ++r) {
+    Env rankEnv = env;
+    rankEnv["HOOP_TEST_UID"] = toHex(id);
+    rankEnv["HOOP_TEST_RANK"] = std::to_string(r);
+    rankEnv["HOOP_TEST_NRANKS"] = std::to_string(nranks);
+    group.start({HOOP_CONFIG_WORKER, mode}, rankEnv);
+  }
+  return group.wait(std::chrono::seconds(60));
+}
+
+void expectAllPassed(const std::vector<ProcessResult>& results) {
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].status, 0) << "rank " << r << " output:\n" << results[r].output;
+    if (results[r].status == 0) {
+      EXPECT_NE(results[r].output.find("OK rank"), std::string::npos) << results[r].output;
+    }
+  }
+}
+
+class NonBlocking : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(NonBlocking, QueuedCollectivesGroupsAndBarriersAreExact) {
+  auto [transport, nranks] = GetParam();
+  expectAllPassed(runWorkers(nranks, nranks, "loop", {{"HOOP_TRANSPORT", transport}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, NonBlocking,
+                         ::testing::Combine(::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 3)));
+
+TEST(NonBlockingFailure, MismatchedCountsSurfaceThroughGetAsyncError) {
+  expectAllPassed(runWorkers(2, 2, "mismatch"));
+}
+
+TEST(NonBlockingFailure, ADeadPeerSurfacesThroughGetAsyncError) {
+  expectAllPassed(runWorkers(2, 2, "deadpeer"));
+}
+
+TEST(NonBlockingAbort, StopsAQueuedOperationAndLeavesNoThread) {
+  expectAllPassed(runWorkers(2, 2, "abort"));
+}
+
+TEST(NonBlockingAbort, StopsAnInitialisationWaitingForAMissingRank) {
+  expectAllPassed(runWorkers(2, 1, "abortinit"));
+}
+
+}  // namespace
+}  // namespace hoop::test
