@@ -118,6 +118,25 @@ TEST(Config, TimeoutOverridesTheEnvironment) {
   unsetenv("HOOP_TIMEOUT");
 }
 
+// The config's initialisation timeout (1 s) bounds a wait for a rank that never comes, where
+// HOOP_INIT_TIMEOUT's would be 300 s.
+TEST(Config, InitTimeoutOverridesTheEnvironment) {
+  setenv("HOOP_INIT_TIMEOUT", "300", 1);
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  config.initTimeoutSeconds = 1;
+  hoopComm_t comm = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(hoopCommInitRankConfig(&comm, 2, id, 0, &config), hoopTimeout)
+      << hoopGetLastError(nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // hang guard
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("rendezvous"), std::string::npos)
+      << hoopGetLastError(nullptr);
+  unsetenv("HOOP_INIT_TIMEOUT");
+}
+
 // The C++ API: a non-blocking communicator of one rank, wait() and typed calls.
 TEST(Config, CppNonBlockingCommunicator) {
   hoopConfig_t config = hoop::defaultConfig();
@@ -175,12 +194,24 @@ TEST(NonBlockingFailure, ADeadPeerSurfacesThroughGetAsyncError) {
   expectAllPassed(runWorkers(2, 2, "deadpeer"));
 }
 
+// Shows how long the aborts took (the workers print it): for reading, not asserted.
+void showAbortTimes(const std::vector<ProcessResult>& results) {
+  for (const ProcessResult& result : results) {
+    const size_t at = result.output.find("abort ");
+    if (at != std::string::npos) std::printf("%s", result.output.substr(at).c_str());
+  }
+}
+
 TEST(NonBlockingAbort, StopsAQueuedOperationAndLeavesNoThread) {
-  expectAllPassed(runWorkers(2, 2, "abort"));
+  auto results = runWorkers(2, 2, "abort");
+  expectAllPassed(results);
+  showAbortTimes(results);
 }
 
 TEST(NonBlockingAbort, StopsAnInitialisationWaitingForAMissingRank) {
-  expectAllPassed(runWorkers(2, 1, "abortinit"));
+  auto results = runWorkers(2, 1, "abortinit");
+  expectAllPassed(results);
+  showAbortTimes(results);
 }
 
 }  // namespace

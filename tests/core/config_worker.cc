@@ -180,18 +180,23 @@ void deadPeer() {
 // Aborts `comm` from another thread and checks that it comes back soon (a hang guard, not a
 // performance check: the promise is 100 ms).
 void abortFromAnotherThread(const char* what) {
+  const auto start = std::chrono::steady_clock::now();
   auto aborted = std::async(std::launch::async, [] { return hoopCommAbort(comm); });
   if (aborted.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
     die(std::string("hoopCommAbort did not return within 2 s ") + what);
   }
   expect(aborted.get(), hoopSuccess, "hoopCommAbort");
+  const auto took = std::chrono::steady_clock::now() - start;
+  std::printf(
+      "abort %s returned after %lld ms\n", what,
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   comm = nullptr;
 }
 
 // Rank 0 queues an allreduce rank 1 never joins, then aborts it.
 void abortQueued() {
   if (rank == 1) {
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // alive, but never calls
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // alive, but never calls
     return;
   }
   float value = 1;
