@@ -146,9 +146,17 @@ TEST(Config, CppNonBlockingCommunicator) {
   EXPECT_EQ(comm.size(), 1);
   std::vector<int32_t> data = {1, 2, 3};
   comm.allReduce(std::span<int32_t>(data));
+  std::vector<int32_t> received(3, 0);
+  hoop::group([&] {
+    comm.send(std::span<const int32_t>(data), 0);
+    comm.recv(std::span<int32_t>(received), 0);
+  });
   comm.wait();
   EXPECT_EQ(data, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(received, (std::vector<int32_t>{1, 2, 3}));
   EXPECT_TRUE(comm.ready());
+  // A bad argument still throws at once.
+  EXPECT_THROW(comm.broadcast(std::span<int32_t>(data), 5), hoop::Exception);
 }
 
 std::vector<ProcessResult> runWorkers(int nranks, int started, const std::string& mode,
