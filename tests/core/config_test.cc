@@ -8,6 +8,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "hoop/hoop.h"
 #include "hoop/hoop.hpp"
@@ -116,6 +117,31 @@ TEST(Config, TimeoutOverridesTheEnvironment) {
   EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
   rankOne.join();
   unsetenv("HOOP_TIMEOUT");
+}
+
+// config.algorithms wins over HOOP_ALGO; an unset field leaves HOOP_ALGO in force.
+TEST(Config, AlgorithmsOverrideTheEnvironment) {
+  setenv("HOOP_ALGO", "allreduce:=tree", 1);
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  const char* chosen[2] = {};
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+      if (rank == 0) config.algorithms = "allreduce:=direct";
+      hoopComm_t comm = nullptr;
+      ASSERT_EQ(hoopCommInitRankConfig(&comm, 2, id, rank, &config), hoopSuccess)
+          << hoopGetLastError(nullptr);
+      EXPECT_EQ(hoopCommScheduleName(comm, hoopCollAllReduce, 1 << 20, hoopFloat32, &chosen[rank]),
+                hoopSuccess);
+      EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  EXPECT_STREQ(chosen[0], "direct");
+  EXPECT_STREQ(chosen[1], "tree");  // hoop's own choice at 4 MiB is ring
+  unsetenv("HOOP_ALGO");
 }
 
 // The config's initialisation timeout (1 s) bounds a wait for a rank that never comes, where
