@@ -3,6 +3,7 @@
 #ifndef HOOP_HOOP_H_
 #define HOOP_HOOP_H_
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,17 +81,64 @@ hoopResult_t hoopGetUniqueId(hoopUniqueId* uniqueId);
 /* Collective over nranks processes: each calls it with its own rank in [0, nranks). */
 hoopResult_t hoopCommInitRank(hoopComm_t* comm, int nranks, hoopUniqueId commId, int rank);
 
+/* Per-communicator settings for hoopCommInitRankConfig, shaped like ncclConfig_t. Start from
+ * HOOP_CONFIG_INITIALIZER (its header tells hoop an initialised struct from garbage) and set only
+ * what you need: a field left unset takes its environment variable, then hoop's default. */
+#define HOOP_CONFIG_UNDEF_INT INT_MIN
+#define HOOP_CONFIG_UNDEF_PTR NULL
+#define HOOP_CONFIG_MAGIC 0x686f6f70u /* "hoop" */
+typedef struct {
+  /* Header: filled by HOOP_CONFIG_INITIALIZER; do not change. */
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  /* 1 (default): calls return when done. 0: calls return hoopInProgress at once and run in
+   * order on a thread of the communicator; hoopCommGetAsyncError says when they are done. */
+  int blocking;
+  /* Whole seconds; 0 means no limit. Default: HOOP_INIT_TIMEOUT, else 300. */
+  int initTimeoutSeconds;
+  /* Whole seconds for each operation; 0 means no limit. Default: HOOP_TIMEOUT, else 600. */
+  int timeoutSeconds;
+  /* TCP connections per peer, 1..64. Default: HOOP_SOCKET_NSTREAMS, else 1. */
+  int socketStreams;
+  /* Schedules to force, in HOOP_ALGO's syntax (README.md). Default: HOOP_ALGO, else none. */
+  const char* algorithms;
+} hoopConfig_t;
+
+#define HOOP_CONFIG_INITIALIZER                         \
+  {                                                     \
+    sizeof(hoopConfig_t),      /* size */               \
+        HOOP_CONFIG_MAGIC,     /* magic */              \
+        HOOP_VERSION_CODE,     /* version */            \
+        HOOP_CONFIG_UNDEF_INT, /* blocking */           \
+        HOOP_CONFIG_UNDEF_INT, /* initTimeoutSeconds */ \
+        HOOP_CONFIG_UNDEF_INT, /* timeoutSeconds */     \
+        HOOP_CONFIG_UNDEF_INT, /* socketStreams */      \
+        HOOP_CONFIG_UNDEF_PTR  /* algorithms */         \
+  }
+
+/* hoopCommInitRank with settings; config NULL is hoopCommInitRank itself. With config->blocking
+ * 0 it returns hoopInProgress at once with *comm valid, and initialises in the background: poll
+ * hoopCommGetAsyncError(*comm) until it is no longer hoopInProgress before using *comm. The config
+ * is read during the call only. */
+hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopUniqueId commId, int rank,
+                                    hoopConfig_t* config);
+
 /* Rank, size and root address from the launcher's environment: hooprun (HOOP_RANK, HOOP_SIZE,
  * HOOP_ROOT_ADDR, HOOP_SECRET), OpenMPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, ...) or torchrun
  * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). See README.md, "Launching". */
 hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm);
 
-/* Waits for nothing: closes connections and frees the communicator. Call once. */
+/* Closes connections and frees the communicator. Call once. On a non-blocking communicator it
+ * first waits for the work queued on it to finish (each piece bounded by its timeout; use
+ * hoopCommAbort to stop at once). */
 hoopResult_t hoopCommDestroy(hoopComm_t comm);
 
-/* From any thread: makes every call blocked on comm return an error, then frees comm. */
+/* From any thread: makes every call blocked on comm return an error, then frees comm. On a
+ * non-blocking communicator it drops the queued work and stops its thread. */
 hoopResult_t hoopCommAbort(hoopComm_t comm);
 
+/* The queries below return hoopInProgress while a non-blocking initialisation runs. */
 hoopResult_t hoopCommCount(const hoopComm_t comm, int* count);
 hoopResult_t hoopCommUserRank(const hoopComm_t comm, int* rank);
 /* Rank among the ranks on this host, and how many there are. */
@@ -102,7 +150,9 @@ hoopResult_t hoopCommCrossRank(const hoopComm_t comm, int* crossRank);
 hoopResult_t hoopCommCrossCount(const hoopComm_t comm, int* crossCount);
 
 /* The first error an operation on comm met (hoopSuccess if none). A failed communicator stays
- * failed: destroy or abort it. */
+ * failed: destroy or abort it. On a non-blocking communicator: hoopInProgress while its
+ * initialisation or any queued operation has not finished, then hoopSuccess or the first error
+ * (hoopGetLastError(comm) has its message). */
 hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError);
 
 const char* hoopGetErrorString(hoopResult_t result);
@@ -124,6 +174,12 @@ typedef enum {
 } hoopCollective_t;
 hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                   hoopDataType_t datatype, const char** name);
+
+/* On a non-blocking communicator every call below (and hoopGroupEnd for the group's work on it)
+ * checks its arguments, queues the operation and returns hoopInProgress; the buffers belong to
+ * hoop until hoopCommGetAsyncError(comm) returns hoopSuccess. Calls made before the communicator
+ * finished initialising are hoopInvalidUsage. After a queued operation failed, the queue is
+ * dropped and every later call returns that error. */
 
 /* In place when sendbuff == recvbuff. */
 hoopResult_t hoopAllReduce(const void* sendbuff, void* recvbuff, size_t count,

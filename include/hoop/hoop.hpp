@@ -6,6 +6,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "hoop/hoop.h"
@@ -102,10 +103,21 @@ class UniqueId {
   hoopUniqueId raw_{};
 };
 
+// HOOP_CONFIG_INITIALIZER as a value: set the fields you need and pass it to Communicator.
+inline hoopConfig_t defaultConfig() {
+  hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+  return config;
+}
+
 class Communicator {
  public:
   Communicator(int nranks, const UniqueId& id, int rank) {
     check(hoopCommInitRank(&comm_, nranks, id.raw(), rank));
+  }
+  // With per-communicator settings. A non-blocking one (config.blocking = 0) returns at once and
+  // so do its calls: wait() (or poll ready()) before using it and before touching buffers.
+  Communicator(int nranks, const UniqueId& id, int rank, hoopConfig_t config) {
+    issued(hoopCommInitRankConfig(&comm_, nranks, id.raw(), rank, &config));
   }
   // Rank, size and root from hooprun, mpirun, srun or torchrun.
   static Communicator fromEnvironment() {
@@ -138,8 +150,8 @@ class Communicator {
   template <typename T>
   void allReduce(std::span<const T> send, std::span<T> recv, hoopRedOp_t op = hoopSum) {
     sameSize(send.size(), recv.size(), "allReduce");
-    check(hoopAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, comm_, nullptr),
-          comm_);
+    issued(
+        hoopAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, comm_, nullptr));
   }
   template <typename T>
   void allReduce(std::span<T> data, hoopRedOp_t op = hoopSum) {
@@ -148,35 +160,31 @@ class Communicator {
 
   template <typename T>
   void broadcast(std::span<T> data, int root) {
-    check(
-        hoopBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_, nullptr),
-        comm_);
+    issued(hoopBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_,
+                         nullptr));
   }
 
   // recv matters on root only (it may be empty elsewhere).
   template <typename T>
   void reduce(std::span<const T> send, std::span<T> recv, int root, hoopRedOp_t op = hoopSum) {
     if (rank() == root) sameSize(send.size(), recv.size(), "reduce");
-    check(hoopReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, root, comm_,
-                     nullptr),
-          comm_);
+    issued(hoopReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), op, root, comm_,
+                      nullptr));
   }
 
   // recv holds size() * send.size() elements.
   template <typename T>
   void allGather(std::span<const T> send, std::span<T> recv) {
     sameSize(send.size() * static_cast<size_t>(size()), recv.size(), "allGather");
-    check(hoopAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, nullptr),
-          comm_);
+    issued(hoopAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, nullptr));
   }
 
   // send holds size() * recv.size() elements.
   template <typename T>
   void reduceScatter(std::span<const T> send, std::span<T> recv, hoopRedOp_t op = hoopSum) {
     sameSize(send.size(), recv.size() * static_cast<size_t>(size()), "reduceScatter");
-    check(hoopReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), op, comm_,
-                            nullptr),
-          comm_);
+    issued(hoopReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), op, comm_,
+                             nullptr));
   }
 
   // send and recv hold size() blocks of the same length; block j of send goes to rank j, block i
@@ -190,22 +198,35 @@ class Communicator {
                                                " elements do not split into " +
                                                std::to_string(ranks) + " equal blocks");
     }
-    check(hoopAllToAll(send.data(), recv.data(), send.size() / ranks, dataTypeOf<T>(), comm_,
-                       nullptr),
-          comm_);
+    issued(hoopAllToAll(send.data(), recv.data(), send.size() / ranks, dataTypeOf<T>(), comm_,
+                        nullptr));
   }
 
   // Outside a group() these complete one by one; pair them inside group() to exchange.
   template <typename T>
   void send(std::span<const T> data, int peer) {
-    check(hoopSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+    issued(hoopSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr));
   }
   template <typename T>
   void recv(std::span<T> data, int peer) {
-    check(hoopRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+    issued(hoopRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr));
   }
 
-  void barrier() { check(hoopBarrier(comm_, nullptr), comm_); }
+  void barrier() { issued(hoopBarrier(comm_, nullptr)); }
+
+  // Non-blocking communicators: whether initialisation and everything queued have finished;
+  // throws the first failure. Blocking ones: true, or the failure an earlier call met.
+  bool ready() const {
+    hoopResult_t state = hoopSuccess;
+    check(hoopCommGetAsyncError(comm_, &state), comm_);
+    if (state == hoopInProgress) return false;
+    check(state, comm_);
+    return true;
+  }
+  // Polls ready() until it holds (each queued operation is bounded by its timeout).
+  void wait() const {
+    while (!ready()) std::this_thread::yield();
+  }
 
   // Unblocks any call in progress on another thread and frees the communicator.
   void abort() {
@@ -214,6 +235,11 @@ class Communicator {
 
  private:
   explicit Communicator(hoopComm_t comm) : comm_(comm) {}
+  // An operation's result: hoopInProgress is no failure here (a non-blocking communicator
+  // queued it; see ready()).
+  void issued(hoopResult_t result) const {
+    if (result != hoopInProgress) check(result, comm_);
+  }
   int query(hoopResult_t (*function)(const hoopComm_t, int*)) const {
     int value = 0;
     check(function(comm_, &value), comm_);
@@ -230,7 +256,8 @@ class Communicator {
   hoopComm_t comm_ = nullptr;
 };
 
-// Runs `body` between hoopGroupStart and hoopGroupEnd: its sends and receives run together.
+// Runs `body` between hoopGroupStart and hoopGroupEnd: its sends and receives run together (on
+// non-blocking communicators they are queued: hoopInProgress is no failure).
 template <typename Body>
 void group(Body&& body) {
   check(hoopGroupStart());
@@ -240,7 +267,8 @@ void group(Body&& body) {
     hoopGroupEnd();
     throw;
   }
-  check(hoopGroupEnd());
+  const hoopResult_t result = hoopGroupEnd();
+  if (result != hoopInProgress) check(result);
 }
 
 }  // namespace hoop

@@ -223,9 +223,9 @@ void adoptRootService(std::unique_ptr<RootService> service) {
 
 std::vector<PeerInfo> rendezvous(const BootstrapId& id, int nranks, int rank,
                                  const std::function<PeerInfo(const SocketAddress&)>& describeSelf,
-                                 Clock::time_point deadline) {
+                                 Clock::time_point deadline, const std::function<bool()>& aborted) {
   std::string rootName = str("the rendezvous root at ", id.root.toString());
-  UniqueFd fd = connectWithRetry(id.root, deadline, nullptr, rootName);
+  UniqueFd fd = connectWithRetry(id.root, deadline, aborted, rootName);
   Registration r;
   r.secret = id.secret;
   r.jobTag = id.jobTag;
@@ -234,6 +234,19 @@ std::vector<PeerInfo> rendezvous(const BootstrapId& id, int nranks, int rank,
   r.info.rank = rank;
   auto bytes = encodeRegistration(r);
   sendAll(fd.get(), bytes.data(), bytes.size(), deadline, "the registration to " + rootName);
+  if (aborted) {
+    // The answer comes once every rank has registered, which may take long: look at `aborted`
+    // every 50 ms meanwhile (hoopCommAbort promises 100 ms). The deadline is recvAll's to report.
+    pollfd entry{fd.get(), POLLIN, 0};
+    while (Clock::now() < deadline) {
+      const int ready = ::poll(&entry, 1, 50);
+      if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+      if (aborted()) {
+        fail(hoopInvalidUsage, "rank ", rank, ": initialisation was aborted (hoopCommAbort) while ",
+             "waiting for ", rootName);
+      }
+    }
+  }
 
   return readRendezvousAnswer(
       [&](void* data, size_t size) {

@@ -75,9 +75,11 @@ void adoptRootService(std::unique_ptr<RootService> service);
 
 // Registers with the root and returns all ranks' details, indexed by rank. `describeSelf` gets
 // the local address of the connection to the root (the interface that reaches it) and returns
-// this rank's details, its listening address included.
+// this rank's details, its listening address included. `aborted`, when given, is looked at
+// while waiting, so another thread can end a rendezvous that would wait long (hoopCommAbort).
 std::vector<PeerInfo> rendezvous(const BootstrapId& id, int nranks, int rank,
                                  const std::function<PeerInfo(const SocketAddress&)>& describeSelf,
-                                 Clock::time_point deadline);
+                                 Clock::time_point deadline,
+                                 const std::function<bool()>& aborted = nullptr);
 
 }  // namespace hoop

@@ -1,6 +1,9 @@
 // The C boundary: validates arguments, turns hoop::Error into hoopResult_t, remembers messages
 // for hoopGetLastError, and implements groups. Nothing here moves data.
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -9,9 +12,11 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
+#include "core/async_queue.h"
 #include "core/communicator.h"
 #include "core/launch_env.h"
 #include "core/logging.h"
+#include "core/user_config.h"
 #include "device/cuda/memory_kind.h"
 #include "hoop/hoop.h"
 #include "transport/tcp/interfaces.h"
@@ -22,11 +27,24 @@ using namespace hoop;
 
 struct hoopComm {
   std::unique_ptr<Communicator> impl;
+  int rank = -1;  // known from the init call, before impl exists
   std::mutex errorMutex;
   std::string lastError;
   // The first failure inside an operation; the communicator is unusable after it.
   hoopResult_t failure = hoopSuccess;
   std::string failureMessage;
+
+  // Non-blocking communicators only (hoopConfig_t.blocking = 0); a blocking one never looks
+  // further than `queue` being null.
+  std::unique_ptr<AsyncQueue> queue;
+  // Set (release) once the queue's thread has put impl in place: until then other threads must
+  // not touch impl.
+  std::atomic<bool> ready{false};
+  // While the background initialisation runs: the communicator being built (so hoopCommAbort
+  // can stop it), and whether an abort came first.
+  std::mutex initMutex;
+  Communicator* constructing = nullptr;
+  bool aborting = false;
 };
 
 namespace {
@@ -58,13 +76,34 @@ hoopComm* checkedComm(hoopComm* comm, const char* call) {
   return comm;
 }
 
+// A non-blocking communicator whose initialisation has not finished (or failed) cannot take
+// operations yet: they need its size and connections.
+void checkInitialised(hoopComm* comm, const char* call) {
+  if (comm->queue == nullptr || comm->ready.load(std::memory_order_acquire)) return;
+  std::string message;
+  const hoopResult_t status = comm->queue->status(&message);
+  if (status != hoopInProgress && status != hoopSuccess) {
+    fail(status, call, ": rank ", comm->rank, ": the communicator failed to initialise: ", message);
+  }
+  fail(hoopInvalidUsage, call, ": rank ", comm->rank,
+       ": the non-blocking communicator is still initialising; poll hoopCommGetAsyncError "
+       "until it returns hoopSuccess before using it");
+}
+
+// A communicator that can take an operation now.
+hoopComm* usableComm(hoopComm* comm, const char* call) {
+  checkedComm(comm, call);
+  checkInitialised(comm, call);
+  return comm;
+}
+
 hoopResult_t record(hoopComm* comm, hoopResult_t code, const std::string& message) {
   threadLastError = message;
   if (comm != nullptr && isLive(comm)) {
     std::lock_guard lock(comm->errorMutex);
     comm->lastError = message;
   }
-  log(LogLevel::kWarn, LogSubsys::kInit, comm != nullptr && isLive(comm) ? comm->impl->rank() : -1,
+  log(LogLevel::kWarn, LogSubsys::kInit, comm != nullptr && isLive(comm) ? comm->rank : -1,
       message);
   return code;
 }
@@ -172,12 +211,47 @@ void execute(const Deferred& op) {
   }
 }
 
-// Defers inside a group; runs at once outside one.
+// Runs comm's share of a group's operations: collectives in call order, then all point-to-point
+// operations together (so matching sends and receives progress at the same time).
+void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
+  std::vector<P2pOp> p2p;
+  for (const Deferred& op : ops) {
+    if (op.comm != comm) continue;
+    if (op.kind == Deferred::Kind::kP2p)
+      p2p.push_back(op.p2p);
+    else
+      execute(op);
+  }
+  if (!p2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, p2p); });
+}
+
+// Hands work to a non-blocking communicator's thread; a failure there is logged and kept for
+// hoopCommGetAsyncError, and its message becomes hoopGetLastError(comm)'s.
+hoopResult_t enqueue(hoopComm* comm, std::function<void()> work) {
+  hoopResult_t status = guarded(comm, [&] {
+    comm->queue->push(
+        [comm, work = std::move(work)] {
+          try {
+            work();
+          } catch (const Error& e) {
+            record(comm, e.code(), e.what());
+            throw;
+          }
+        },
+        str("rank ", comm->rank,
+            ": the communicator failed earlier and cannot be used (destroy "
+            "or abort it): "));
+  });
+  return status == hoopSuccess ? hoopInProgress : status;
+}
+
+// Defers inside a group; outside one, runs at once (blocking) or queues (non-blocking).
 hoopResult_t submit(hoopComm* comm, Deferred op) {
   if (group.depth > 0) {
     group.ops.push_back(std::move(op));
     return hoopSuccess;
   }
+  if (comm->queue != nullptr) return enqueue(comm, [op] { execute(op); });
   return guarded(comm, [&] { execute(op); });
 }
 
@@ -211,21 +285,69 @@ HOOP_API hoopResult_t hoopGetUniqueId(hoopUniqueId* uniqueId) {
 
 namespace {
 
+void checkInitArguments(hoopComm_t* out, int nranks, int rank) {
+  if (out == nullptr) fail(hoopInvalidArgument, "hoopCommInit: comm is NULL");
+  *out = nullptr;
+  if (nranks < 1) fail(hoopInvalidArgument, "hoopCommInitRank: nranks ", nranks, " < 1");
+  if (rank < 0 || rank >= nranks) {
+    fail(hoopInvalidArgument, "hoopCommInitRank: rank ", rank, " is not in [0, ", nranks, ")");
+  }
+}
+
+void publish(std::unique_ptr<hoopComm> comm, hoopComm_t* out) {
+  std::lock_guard lock(handles().mutex);
+  handles().live.insert(comm.get());
+  *out = comm.release();
+}
+
 hoopResult_t initComm(hoopComm_t* out, int nranks, int rank,
                       const std::function<std::unique_ptr<Communicator>()>& create) {
   return guarded(nullptr, [&] {
-    if (out == nullptr) fail(hoopInvalidArgument, "hoopCommInit: comm is NULL");
-    *out = nullptr;
-    if (nranks < 1) fail(hoopInvalidArgument, "hoopCommInitRank: nranks ", nranks, " < 1");
-    if (rank < 0 || rank >= nranks) {
-      fail(hoopInvalidArgument, "hoopCommInitRank: rank ", rank, " is not in [0, ", nranks, ")");
-    }
+    checkInitArguments(out, nranks, rank);
     auto comm = std::make_unique<hoopComm>();
+    comm->rank = rank;
     comm->impl = create();
-    std::lock_guard lock(handles().mutex);
-    handles().live.insert(comm.get());
-    *out = comm.release();
+    publish(std::move(comm), out);
   });
+}
+
+// The background half of a non-blocking hoopCommInitRankConfig, on the communicator's thread.
+void initialiseInBackground(hoopComm* comm, const BootstrapId& id, int nranks,
+                            const Config& config) {
+  auto announce = [comm](Communicator* constructing) {
+    std::lock_guard lock(comm->initMutex);
+    comm->constructing = constructing;
+    if (constructing != nullptr && comm->aborting) constructing->requestAbort();
+  };
+  std::unique_ptr<Communicator> impl;
+  try {
+    impl = Communicator::create(id, nranks, comm->rank, nullptr, config, announce);
+  } catch (const Error& e) {
+    record(comm, e.code(), e.what());
+    throw;
+  }
+  std::lock_guard lock(comm->initMutex);
+  comm->impl = std::move(impl);
+  // An abort that came between create() withdrawing the announcement and now.
+  if (comm->aborting) comm->impl->requestAbort();
+  comm->ready.store(true, std::memory_order_release);
+}
+
+// Returns at once with a handle whose initialisation runs on its own thread.
+hoopResult_t initNonBlocking(hoopComm_t* out, int nranks, int rank, const hoopUniqueId& commId,
+                             const Config& config) {
+  hoopResult_t status = guarded(nullptr, [&] {
+    checkInitArguments(out, nranks, rank);
+    const BootstrapId id = BootstrapId::decode(commId);
+    auto comm = std::make_unique<hoopComm>();
+    comm->rank = rank;
+    comm->queue = std::make_unique<AsyncQueue>();
+    hoopComm* raw = comm.get();
+    comm->queue->push(
+        [raw, id, nranks, config] { initialiseInBackground(raw, id, nranks, config); }, "");
+    publish(std::move(comm), out);
+  });
+  return status == hoopSuccess ? hoopInProgress : status;
 }
 
 }  // namespace
@@ -234,6 +356,21 @@ HOOP_API hoopResult_t hoopCommInitRank(hoopComm_t* comm, int nranks, hoopUniqueI
                                        int rank) {
   return initComm(comm, nranks, rank, [&] {
     return Communicator::create(BootstrapId::decode(commId), nranks, rank, nullptr);
+  });
+}
+
+HOOP_API hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopUniqueId commId,
+                                             int rank, hoopConfig_t* config) {
+  CommSettings settings;
+  hoopResult_t status = guarded(nullptr, [&] {
+    if (comm != nullptr) *comm = nullptr;
+    settings = resolveSettings(config);
+  });
+  if (status != hoopSuccess) return status;
+  if (!settings.blocking) return initNonBlocking(comm, nranks, rank, commId, settings.config);
+  return initComm(comm, nranks, rank, [&] {
+    return Communicator::create(BootstrapId::decode(commId), nranks, rank, nullptr,
+                                settings.config);
   });
 }
 
@@ -270,8 +407,24 @@ hoopResult_t release(hoopComm_t comm, const char* call, bool abort) {
     handles().live.erase(comm);
   });
   if (status != hoopSuccess) return status;
-  if (abort) comm->impl->requestAbort();
-  { std::lock_guard waitForOperation(comm->impl->operationMutex()); }
+  if (comm->queue != nullptr) {
+    if (abort) {
+      std::lock_guard lock(comm->initMutex);
+      comm->aborting = true;
+      if (comm->constructing != nullptr) comm->constructing->requestAbort();
+      if (comm->impl != nullptr) comm->impl->requestAbort();
+      // Later, unlocked: the queue's thread takes initMutex when initialisation ends.
+    }
+    // The queue's thread is the only one that runs operations on a non-blocking communicator.
+    if (abort) {
+      comm->queue->stop();
+    } else {
+      comm->queue->finish();
+    }
+  } else {
+    if (abort) comm->impl->requestAbort();
+    { std::lock_guard waitForOperation(comm->impl->operationMutex()); }
+  }
   delete comm;
   return hoopSuccess;
 }
@@ -289,13 +442,23 @@ HOOP_API hoopResult_t hoopCommAbort(hoopComm_t comm) {
 namespace {
 
 // The integer queries: check the handle and the out-pointer, then read one value.
+// A non-blocking communicator still initialising answers hoopInProgress, as NCCL's does.
 template <typename Read>
 hoopResult_t query(hoopComm_t comm, int* out, const char* call, Read read) {
-  return guarded(nullptr, [&] {
+  bool initialising = false;
+  hoopResult_t status = guarded(nullptr, [&] {
     checkedComm(comm, call);
     if (out == nullptr) fail(hoopInvalidArgument, call, ": the output pointer is NULL");
+    if (comm->queue != nullptr && !comm->ready.load(std::memory_order_acquire) &&
+        comm->queue->status(nullptr) == hoopInProgress &&
+        !comm->ready.load(std::memory_order_acquire)) {
+      initialising = true;  // (ready again: it may have finished while the queue was asked)
+      return;
+    }
+    checkInitialised(comm, call);
     *out = read(*comm->impl);
   });
+  return status == hoopSuccess && initialising ? hoopInProgress : status;
 }
 
 }  // namespace
@@ -332,6 +495,16 @@ HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* async
   return guarded(nullptr, [&] {
     checkedComm(comm, "hoopCommGetAsyncError");
     if (asyncError == nullptr) fail(hoopInvalidArgument, "hoopCommGetAsyncError: NULL out");
+    if (comm->queue != nullptr) {
+      // Its operations hold the operation lock for as long as they run: ask the queue instead.
+      std::string message;
+      *asyncError = comm->queue->status(&message);
+      if (*asyncError != hoopSuccess && *asyncError != hoopInProgress) {
+        std::lock_guard lock(comm->errorMutex);
+        comm->lastError = message;
+      }
+      return;
+    }
     std::lock_guard lock(comm->impl->operationMutex());
     *asyncError = comm->failure;
   });
@@ -341,7 +514,7 @@ HOOP_API hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t col
                                            size_t count, hoopDataType_t datatype,
                                            const char** name) {
   return guarded(nullptr, [&] {
-    checkedComm(comm, "hoopCommScheduleName");
+    usableComm(comm, "hoopCommScheduleName");
     checkType(datatype, "hoopCommScheduleName");
     if (name == nullptr) fail(hoopInvalidArgument, "hoopCommScheduleName: name is NULL");
     const auto kind = static_cast<OpKind>(collective);
@@ -410,7 +583,7 @@ struct CollectiveCall {
 hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const CollectiveCall& call) {
   CollectiveArgs args;
   hoopResult_t status = guarded(comm, [&] {
-    checkedComm(comm, call.name);
+    usableComm(comm, call.name);
     checkType(call.datatype, call.name);
     if (call.op) checkOp(*call.op, call.name);
     checkStream(stream, call.name);
@@ -499,7 +672,7 @@ hoopResult_t submitP2p(bool isSend, const void* buffer, size_t count, hoopDataTy
   P2pOp op;
   const char* call = isSend ? "hoopSend" : "hoopRecv";
   hoopResult_t status = guarded(comm, [&] {
-    checkedComm(comm, call);
+    usableComm(comm, call);
     checkType(datatype, call);
     checkStream(stream, call);
     checkRank(comm, peer, "peer", call);
@@ -524,7 +697,7 @@ HOOP_API hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t data
 
 HOOP_API hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream) {
   hoopResult_t status = guarded(comm, [&] {
-    checkedComm(comm, "hoopBarrier");
+    usableComm(comm, "hoopBarrier");
     checkStream(stream, "hoopBarrier");
   });
   return status != hoopSuccess ? status : submit(comm, {comm, Deferred::Kind::kBarrier, {}, {}});
@@ -542,27 +715,28 @@ HOOP_API hoopResult_t hoopGroupEnd(void) {
   if (--group.depth > 0) return hoopSuccess;
   std::vector<Deferred> ops = std::move(group.ops);
   group.ops.clear();
-  // Per communicator, in first-use order: collectives in call order, then all point-to-point
-  // operations together (so matching sends and receives progress at the same time).
+  // Per communicator, in first-use order (see executeGroup).
   std::vector<hoopComm*> comms;
   for (const Deferred& op : ops) {
     if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
   }
   hoopResult_t first = hoopSuccess;
+  bool queued = false;
   for (hoopComm* comm : comms) {
-    std::vector<P2pOp> p2p;
-    hoopResult_t status = guarded(comm, [&] {
-      checkedComm(comm, "hoopGroupEnd");
-      for (const Deferred& op : ops) {
-        if (op.comm != comm) continue;
-        if (op.kind == Deferred::Kind::kP2p)
-          p2p.push_back(op.p2p);
-        else
-          execute(op);
+    hoopResult_t status = guarded(comm, [&] { checkedComm(comm, "hoopGroupEnd"); });
+    if (status == hoopSuccess && comm->queue != nullptr) {
+      std::vector<Deferred> mine;
+      std::copy_if(ops.begin(), ops.end(), std::back_inserter(mine),
+                   [&](const Deferred& op) { return op.comm == comm; });
+      status = enqueue(comm, [comm, mine] { executeGroup(comm, mine); });
+      if (status == hoopInProgress) {
+        queued = true;
+        status = hoopSuccess;
       }
-      if (!p2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, p2p); });
-    });
+    } else if (status == hoopSuccess) {
+      status = guarded(comm, [&] { executeGroup(comm, ops); });
+    }
     if (first == hoopSuccess) first = status;
   }
-  return first;
+  return first == hoopSuccess && queued ? hoopInProgress : first;
 }

@@ -24,13 +24,36 @@
 
 namespace hoop {
 
-std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nranks, int rank,
-                                                   std::unique_ptr<RootService> root) {
+namespace {
+
+// Shows a communicator under construction to `hook` for as long as it exists here: declared after
+// it, so withdrawn first on every way out of create().
+class Announcement {
+ public:
+  Announcement(const std::function<void(Communicator*)>& hook, Communicator* comm) : hook_(hook) {
+    if (hook_) hook_(comm);
+  }
+  ~Announcement() {
+    if (hook_) hook_(nullptr);
+  }
+  Announcement(const Announcement&) = delete;
+  Announcement& operator=(const Announcement&) = delete;
+
+ private:
+  const std::function<void(Communicator*)>& hook_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> Communicator::create(
+    const BootstrapId& id, int nranks, int rank, std::unique_ptr<RootService> root,
+    const Config& config, const std::function<void(Communicator*)>& announce) {
   std::unique_ptr<Communicator> comm(new Communicator());
   comm->rank_ = rank;
-  comm->config_ = Config::fromEnvironment();
+  comm->config_ = config;
   comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
+  const Announcement announcement(announce, comm.get());
   const auto deadline = Clock::now() + comm->config_.initTimeout;
   const RankAffinity affinity = planRankAffinity();
   comm->config_.shm.numaNode = affinity.numaNode;
@@ -47,7 +70,8 @@ std::unique_ptr<Communicator> Communicator::create(const BootstrapId& id, int nr
     self.listenAddress = SocketAddress::localOf(listener.get());
     return self;
   };
-  comm->peers_ = rendezvous(id, nranks, rank, describeSelf, deadline);
+  comm->peers_ =
+      rendezvous(id, nranks, rank, describeSelf, deadline, [&] { return comm->abortRequested(); });
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
   if (!affinity.summary.empty()) {
     log(LogLevel::kInfo, LogSubsys::kInit, rank, "placement: ", affinity.summary, "; listening on ",

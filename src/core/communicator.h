@@ -28,8 +28,13 @@ class Communicator {
  public:
   // Collective over all ranks: rendezvous, then connections to the ring neighbours. `root` is
   // the rendezvous this process serves, if any; it is kept until the rendezvous is over.
-  static std::unique_ptr<Communicator> create(const BootstrapId& id, int nranks, int rank,
-                                              std::unique_ptr<RootService> root);
+  // `config`: the settings (hoopCommInitRankConfig's, or the environment's). `announce`, when
+  // given, is called with the communicator as soon as requestAbort() can stop its
+  // initialisation from another thread, and with nullptr before create() returns or throws.
+  static std::unique_ptr<Communicator> create(
+      const BootstrapId& id, int nranks, int rank, std::unique_ptr<RootService> root,
+      const Config& config = Config::fromEnvironment(),
+      const std::function<void(Communicator*)>& announce = nullptr);
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

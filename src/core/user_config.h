@@ -1,0 +1,19 @@
+// hoopConfig_t (hoopCommInitRankConfig) read into the settings a communicator runs with: a field
+// set in the struct wins over its environment variable, which wins over hoop's default.
+#pragma once
+
+#include "core/config.h"
+#include "hoop/hoop.h"
+
+namespace hoop {
+
+struct CommSettings {
+  Config config;
+  bool blocking = true;
+};
+
+// `user` NULL: the environment alone, blocking. Throws hoopInvalidArgument naming the field
+// that is wrong (or saying to start from HOOP_CONFIG_INITIALIZER when the header is not one).
+CommSettings resolveSettings(const hoopConfig_t* user);
+
+}  // namespace hoop
