@@ -376,7 +376,9 @@ void Communicator::timedOut(FunctionRef<std::string()> waitingFor) {
     if (r != rank_) others.push_back(r);
   }
   try {
-    const auto answers = tcp_->askStatus(others, Clock::now() + kStatusGatherTime);
+    // hoopCommAbort cuts the gathering short: its promise to unblock within 100 ms holds here.
+    const auto answers = tcp_->askStatus(others, Clock::now() + kStatusGatherTime,
+                                         [this] { return abortRequested(); });
     for (size_t i = 0; i < others.size(); ++i) {
       if (answers[i].empty()) continue;
       try {

@@ -195,7 +195,7 @@ TEST(StatusQuery, StrangersAreRefusedAndTheJobGoesOn) {
                                {rank1, encodeTcpHello(wrongSecret)},
                                {rank1, unknownPurpose},
                                {rank1, encodeTcpHello(query)}},
-                              until, nullptr);
+                              until, [] { return true; });
   EXPECT_TRUE(answers[0].empty());
   EXPECT_TRUE(answers[1].empty());
   EXPECT_TRUE(answers[2].empty());

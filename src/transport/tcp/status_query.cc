@@ -94,7 +94,7 @@ std::vector<uint8_t> frameStatusAnswer(const std::vector<uint8_t>& payload) {
 
 std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& targets,
                                                Clock::time_point until,
-                                               const std::function<void()>& meanwhile,
+                                               const std::function<bool()>& meanwhile,
                                                size_t maxInFlight) {
   std::vector<std::vector<uint8_t>> answers(targets.size());
   std::vector<Query> inFlight;
@@ -126,7 +126,7 @@ std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& 
       q.finished = advance(q, targets[q.target], answers[q.target]);
     }
     std::erase_if(inFlight, [](const Query& q) { return q.finished; });
-    if (meanwhile) meanwhile();
+    if (meanwhile && !meanwhile()) break;
   }
   return answers;
 }

@@ -26,10 +26,11 @@ struct StatusTarget {
 
 // Connects to every target (at most `maxInFlight` at once), sends its hello and reads one framed
 // answer. Returns the payloads by target position, empty where no valid answer came by
-// `until`. `meanwhile` runs between polls (the caller answers queries sent to itself there).
+// `until`. `meanwhile` runs between polls (the caller answers queries sent to itself there);
+// when it returns false the gathering stops with what it has.
 std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& targets,
                                                Clock::time_point until,
-                                               const std::function<void()>& meanwhile,
+                                               const std::function<bool()>& meanwhile,
                                                size_t maxInFlight = 64);
 
 }  // namespace hoop

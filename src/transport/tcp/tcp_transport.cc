@@ -171,7 +171,8 @@ void TcpTransport::serviceListener() {
 }
 
 std::vector<std::vector<uint8_t>> TcpTransport::askStatus(const std::vector<int>& ranks,
-                                                          Clock::time_point until) {
+                                                          Clock::time_point until,
+                                                          const std::function<bool()>& aborted) {
   std::vector<StatusTarget> targets;
   for (int rank : ranks) {
     TcpHello hello;
@@ -183,7 +184,10 @@ std::vector<std::vector<uint8_t>> TcpTransport::askStatus(const std::vector<int>
     hello.toRank = static_cast<uint32_t>(rank);
     targets.push_back({peers_[rank].address, encodeTcpHello(hello)});
   }
-  return askForStatus(targets, until, [this] { serviceListener(); });
+  return askForStatus(targets, until, [&] {
+    serviceListener();
+    return !aborted();
+  });
 }
 
 }  // namespace hoop

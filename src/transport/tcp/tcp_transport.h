@@ -51,10 +51,11 @@ class TcpTransport {
   // Takes what waits at the listener without blocking: answers status queries, keeps data
   // streams for a later establish(). One poll(2) when nothing is there.
   void serviceListener();
-  // Asks each of `ranks` what it is doing; their answers by position (empty: none by `until`).
-  // Queries sent to this rank meanwhile are answered.
+  // Asks each of `ranks` what it is doing; their answers by position (empty: none by `until`,
+  // or `aborted` turned true first). Queries sent to this rank meanwhile are answered.
   std::vector<std::vector<uint8_t>> askStatus(const std::vector<int>& ranks,
-                                              Clock::time_point until);
+                                              Clock::time_point until,
+                                              const std::function<bool()>& aborted);
 
  private:
   std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
