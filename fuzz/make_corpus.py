@@ -40,6 +40,12 @@ def hello(streams, index, from_rank, to_rank):
             struct.pack("<QII", 7, from_rank, to_rank))
 
 
+def status(rank, text):
+    op = lambda kind, seq: struct.pack("<BBHIQ", kind, 7, 0, seq, 1024)
+    return (struct.pack("<IHBBQI", 0x54534F48, 1, 0, 0, 0x0123456789ABCDEF, rank) + op(1, 57) +
+            op(1, 56) + struct.pack("<H", len(text)) + text)
+
+
 def frame(kind, seq, payload):
     return struct.pack("<HBBIQ", 0x4F48, 1, kind, seq, len(payload)) + payload
 
@@ -63,6 +69,7 @@ corpus = {
     "tcp_fuzz": {
         "hello": b"\0" + hello(1, 0, 0, 1),
         "hello_streams": b"\0" + hello(4, 3, 2, 5),
+        "status_answer": b"S" + status(3, b"data from rank 2 (host a, pid 9)"),
         "frames_one_stream": receives(1, [(1, 0, 8), (7, 1, 0)]) +
         frame(1, 0, bytes(range(8))) + frame(7, 1, b""),
         "frames_two_streams": receives(8 + 2, [(4, 3, 4), (4, 3, 4), (4, 3, 2)],

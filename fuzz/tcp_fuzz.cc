@@ -1,5 +1,6 @@
 // Fuzzes what a rank reads from a TCP data connection: the hello a stranger sends to the listening
-// port, and the frames (16-byte header + payload) that follow on an established connection. The
+// port, the status answer a rank reads back after a timeout (first byte 'S'), and the frames
+// (16-byte header + payload) that follow on an established connection. The
 // frames go through a real TcpConnection reading from socketpairs, so the header checks, the
 // readv into posted buffers and the stream interleaving are the code that runs in a job.
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/rank_status.h"
 #include "transport/tcp/hello.h"
 #include "transport/tcp/tcp_connection.h"
 
@@ -33,8 +35,30 @@ void fuzzHello(const uint8_t* data, size_t size) {
   check(size >= tcpHelloBytes());
   auto bytes = encodeTcpHello(first);
   check(bytes.size() == tcpHelloBytes());
-  // The only byte the decoder ignores is the reserved field (offset 10..11).
-  for (size_t i = 0; i < bytes.size(); ++i) check(i == 10 || i == 11 || bytes[i] == data[i]);
+  // The decoder keeps every field (the purpose at offset 10..11 included): an exact round trip.
+  for (size_t i = 0; i < bytes.size(); ++i) check(bytes[i] == data[i]);
+}
+
+// A status answer (the hang report's): anything the decoder accepts is a well-formed status that
+// encodes back to the same bytes, unless its text held bytes it replaced.
+void fuzzStatus(const uint8_t* data, size_t size) {
+  const std::vector<uint8_t> bytes(data, data + size);
+  constexpr uint64_t kJobTag = 0x0123456789abcdefull;
+  RankStatus status;
+  try {
+    status = decodeRankStatus(bytes, 3, kJobTag);
+  } catch (const Error&) {
+    return;
+  }
+  check(status.rank == 3 && status.waitingFor.size() <= RankStatus::kMaxWaitingForBytes);
+  for (char c : status.waitingFor) check(c >= 0x20 && c <= 0x7e);
+  const auto again = encodeRankStatus(status, kJobTag);
+  check(again.size() == bytes.size());
+  const size_t text = bytes.size() - status.waitingFor.size();
+  // The decoder ignores only the reserved bytes (7, 22-23, 38-39).
+  for (size_t i = 0; i < text; ++i) {
+    check(i == 7 || i == 22 || i == 23 || i == 38 || i == 39 || again[i] == bytes[i]);
+  }
 }
 
 struct Posted {
@@ -116,7 +140,9 @@ void fuzzFrames(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  if (data[0] % 2 == 0) {
+  if (data[0] == 'S') {
+    hoop::fuzzStatus(data + 1, size - 1);
+  } else if (data[0] % 2 == 0) {
     hoop::fuzzHello(data + 1, size - 1);
   } else {
     hoop::fuzzFrames(data + 1, size - 1);

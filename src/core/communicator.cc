@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "algorithms/calibration.h"
+#include "core/hang_report.h"
 #include "core/logging.h"
 #include "core/rank_affinity.h"
 #include "topology/host_ranks.h"
@@ -90,6 +91,8 @@ std::unique_ptr<Communicator> Communicator::create(
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
+  comm->tcp_->setStatusResponder(
+      [c = comm.get(), tag = id.jobTag] { return encodeRankStatus(c->status(), tag); });
   comm->transportPolicy_ = TransportPolicy::fromEnv();
   comm->everyPeerOverShm_ =
       comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
@@ -277,16 +280,9 @@ void Communicator::setUpShm(int peer) {
   shmConnections_[peer] = std::move(shm);
 }
 
-std::string Communicator::operation() const {
-  if (operation_.kind == OpKind::kSetup) return "initialisation";
-  std::string text = str(opKindName(operation_.kind), " #", operation_.seq);
-  if (operation_.count > 0) {
-    text += str(" (", operation_.count, " x ", dataTypeName(operation_.type), ")");
-  }
-  return text;
-}
-
 void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type) {
+  // A failed operation leaves the communicator unusable, so the one before this has completed.
+  lastCompleted_ = operation_;
   operation_ = {kind, seq, count, type};
   // The clock starts at the first wait that does not end at once (see deadline()): a small
   // operation that never waits long reads the clock no more than it must.
@@ -334,12 +330,8 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       continue;
     }
     const auto now = Clock::now();
-    if (now >= deadline()) {
-      fail(hoopTimeout, "rank ", rank_, ": ", operation(), " timed out after ",
-           std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
-           " s waiting for ", waitingFor(),
-           "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");
-    }
+    if (now >= deadline()) timedOut(waitingFor);
+    if (now >= nextStatusCheck_) answerStatusQueries(now, waitingFor);
     // Spin first, then give the core to others (ranks may outnumber cores), then sleep in the
     // kernel until something can move.
     if (!resting) {
@@ -363,6 +355,71 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     resting = !spinFirst;
     rounds = 0;
   }
+}
+
+RankStatus Communicator::status() const {
+  RankStatus s;
+  s.rank = static_cast<uint32_t>(rank_);
+  s.state = state_;
+  s.current = operation_;
+  s.lastCompleted = lastCompleted_;
+  if (waitingFor_ != nullptr) s.waitingFor = (*waitingFor_)();
+  return s;
+}
+
+void Communicator::answerStatusQueries(Clock::time_point now,
+                                       FunctionRef<std::string()> waitingFor) {
+  nextStatusCheck_ = now + kStatusCheckInterval;
+  waitingFor_ = &waitingFor;
+  try {
+    tcp_->serviceListener();
+  } catch (...) {
+    waitingFor_ = nullptr;
+    throw;
+  }
+  waitingFor_ = nullptr;
+}
+
+void Communicator::timedOut(FunctionRef<std::string()> waitingFor) {
+  const std::string own =
+      str("rank ", rank_, ": ", operation(), " timed out after ",
+          std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
+          " s waiting for ", waitingFor(),
+          "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");
+  log(LogLevel::kError, LogSubsys::kColl, rank_, own, "; last completed ",
+      lastCompleted_.describe(), "; asking the other ranks what they are doing");
+  // Other ranks that time out now ask this one too: it answers while it gathers.
+  state_ = RankStatus::State::kTimedOut;
+  waitingFor_ = &waitingFor;
+  HangReportInput report;
+  report.reporter = rank_;
+  report.timeout = config_.opTimeout;
+  report.statuses.resize(peers_.size());
+  report.statuses[rank_] = status();
+  std::vector<int> others;
+  for (int r = 0; r < size(); ++r) {
+    report.peers.push_back(peers_[r].describe());
+    if (r != rank_) others.push_back(r);
+  }
+  try {
+    // hoopCommAbort cuts the gathering short: its promise to unblock within 100 ms holds here.
+    const auto answers = tcp_->askStatus(others, Clock::now() + kStatusGatherTime,
+                                         [this] { return abortRequested(); });
+    for (size_t i = 0; i < others.size(); ++i) {
+      if (answers[i].empty()) continue;
+      try {
+        report.statuses[others[i]] =
+            decodeRankStatus(answers[i], static_cast<uint32_t>(others[i]), tcp_->options().jobTag);
+      } catch (const Error& e) {
+        log(LogLevel::kWarn, LogSubsys::kNet, rank_, "ignored the status answer of ",
+            peers_[others[i]].describe(), ": ", e.what());
+      }
+    }
+  } catch (const Error& e) {
+    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "gathering the hang report failed: ", e.what());
+  }
+  waitingFor_ = nullptr;
+  fail(hoopTimeout, own, "\n", formatHangReport(report));
 }
 
 void Communicator::snapshotWaitWords() {

@@ -15,6 +15,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/function_ref.h"
+#include "core/rank_status.h"
 #include "core/types.h"
 #include "topology/transport_choice.h"
 #include "transport/connection.h"
@@ -90,10 +91,13 @@ class Communicator {
   // values and turned into text only for an error: this runs on every call.
   void beginOperation(OpKind kind, uint32_t seq, size_t count = 0, DataType type = DataType::kInt8);
   // "allreduce #12 (1024 x float)", for messages.
-  std::string operation() const;
+  std::string operation() const { return operation_.describe(); }
   // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
-  // abort, timeout (naming `waitingFor()`), or a connection failure.
+  // abort, timeout (naming `waitingFor()`, with the hang report: see hang_report.h), or a
+  // connection failure. Answers other ranks' status queries while it waits.
   void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
+  // What this rank would answer a status query now.
+  RankStatus status() const;
 
   // Logs at INFO the first time each schedule serves a kind of operation on this communicator
   // (every call would flood the log; never would hide what the tuner decided).
@@ -138,6 +142,11 @@ class Communicator {
   // Sleeps until a connection may move (socket ready, futex word changed), the abort, or
   // `timeoutMs`.
   void sleepUntilActivity(int timeoutMs);
+  // Answers status queries waiting at the listener (at most every kStatusCheckInterval).
+  void answerStatusQueries(Clock::time_point now, FunctionRef<std::string()> waitingFor);
+  // HOOP_TIMEOUT passed: logs this rank's line, asks the others for theirs and throws hoopTimeout
+  // with the hang report.
+  [[noreturn]] void timedOut(FunctionRef<std::string()> waitingFor);
 
   int rank_ = 0;
   int localRank_ = 0;
@@ -165,12 +174,20 @@ class Communicator {
   uint32_t collectiveSeq_ = 0;
   std::vector<uint32_t> sendSeq_;
   std::vector<uint32_t> recvSeq_;
-  struct Operation {
-    OpKind kind = OpKind::kSetup;
-    uint32_t seq = 0;
-    size_t count = 0;
-    DataType type = DataType::kInt8;
-  } operation_;
+  // The operation in progress and the one before it: operations run one after another, so the
+  // one before has completed. Two stores per operation, read only by status queries.
+  OpRecord operation_;
+  OpRecord lastCompleted_;
+  // While a wait serves a status query or reports its own timeout: what it waits for.
+  const FunctionRef<std::string()>* waitingFor_ = nullptr;
+  RankStatus::State state_ = RankStatus::State::kWaiting;
+  // Status queries are rare: a wait looks at the listener once per interval (one poll(2)), so a
+  // query is answered within about that plus the wait's sleep slice, at no cost to fast waits.
+  static constexpr auto kStatusCheckInterval = std::chrono::milliseconds(50);
+  Clock::time_point nextStatusCheck_{};
+  // How long a rank that timed out waits for the others' statuses: long enough for a waiting
+  // rank to notice the query (its check interval plus a sleep slice), short next to HOOP_TIMEOUT.
+  static constexpr auto kStatusGatherTime = std::chrono::milliseconds(1500);
   // HOOP_TIMEOUT's end for the current operation; kNoDeadlineYet until deadline() first runs.
   static constexpr Clock::time_point kNoDeadlineYet = Clock::time_point::max();
   Clock::time_point deadline();

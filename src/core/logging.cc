@@ -39,7 +39,9 @@ class Logger {
   Logger() {
     const char* level = std::getenv("HOOP_DEBUG");
     if (level != nullptr) {
-      if (strcasecmp(level, "WARN") == 0)
+      if (strcasecmp(level, "ERROR") == 0)
+        level_ = LogLevel::kError;
+      else if (strcasecmp(level, "WARN") == 0)
         level_ = LogLevel::kWarn;
       else if (strcasecmp(level, "INFO") == 0)
         level_ = LogLevel::kInfo;
@@ -61,7 +63,7 @@ class Logger {
   }
 
   void write(LogLevel level, LogSubsys subsys, int rank, const std::string& message) {
-    static constexpr const char* kLevelNames[] = {"NONE", "WARN", "INFO", "TRACE"};
+    static constexpr const char* kLevelNames[] = {"NONE", "ERROR", "WARN", "INFO", "TRACE"};
     std::ostringstream line;
     line << localHostName() << ':' << getpid() << ':';
     if (rank >= 0)

@@ -1,4 +1,5 @@
-// HOOP_DEBUG=WARN|INFO|TRACE, HOOP_DEBUG_SUBSYS=INIT,NET,COLL,... (a leading ^ excludes),
+// HOOP_DEBUG=ERROR|WARN|INFO|TRACE (WARN, the default, includes ERROR),
+// HOOP_DEBUG_SUBSYS=INIT,NET,COLL,... (a leading ^ excludes),
 // HOOP_DEBUG_FILE=path with %h (host) and %p (pid). Each line: "host:pid:rank LEVEL SUBSYS msg".
 #pragma once
 
@@ -9,7 +10,7 @@
 
 namespace hoop {
 
-enum class LogLevel : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+enum class LogLevel : int { kNone = 0, kError = 1, kWarn = 2, kInfo = 3, kTrace = 4 };
 
 enum class LogSubsys : uint32_t {
   kInit = 1u << 0,

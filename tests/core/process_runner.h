@@ -55,6 +55,7 @@ class ProcessGroup {
       _exit(127);
     }
     close(fd);
+    p.startedPid = p.pid;
     processes_.push_back(p);
   }
 
@@ -66,10 +67,28 @@ class ProcessGroup {
     if (processes_[index].pid > 0) ::kill(processes_[index].pid, signal);
   }
 
+  // The index-th process's id, also after it exited.
+  pid_t pid(size_t index) const { return processes_[index].startedPid; }
+
+  // Whether the index-th process has exited (reaped here; wait() reports its status).
+  bool exited(size_t index) {
+    Process& p = processes_[index];
+    int status = 0;
+    if (p.pid > 0 && waitpid(p.pid, &status, WNOHANG) == p.pid) {
+      p.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      p.pid = 0;
+    }
+    return p.pid == 0;
+  }
+
   std::vector<ProcessResult> wait(std::chrono::seconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     std::vector<ProcessResult> results(processes_.size());
-    size_t running = processes_.size();
+    size_t running = 0;
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      results[i].status = processes_[i].status;
+      if (processes_[i].pid > 0) ++running;
+    }
     while (running > 0) {
       for (size_t i = 0; i < processes_.size(); ++i) {
         Process& p = processes_[i];
@@ -106,7 +125,9 @@ class ProcessGroup {
 
  private:
   struct Process {
-    pid_t pid = 0;
+    pid_t pid = 0;  // 0 once reaped
+    pid_t startedPid = 0;
+    int status = -1;  // as ProcessResult::status, once reaped by exited()
     std::string logPath;
   };
   std::vector<Process> processes_;

@@ -2,11 +2,15 @@
 // mpirun, or with torchrun's variables); runs a suite against the public C API and exits 0 only
 // if every result was exactly right. Failures print what, where and which element.
 //
-//   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier [--large]
+//   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop [--large]
+//                    [--seconds S] [--count N]
+// The loop suite runs allreduces of N floats for S seconds (forever without --seconds), for the
+// fault tests: they stop, kill or cut off a rank while it runs.
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -337,6 +341,30 @@ void barrier() {
   }
 }
 
+// Allreduces until every rank has run `seconds` (they agree on when by a max over their clocks
+// every few rounds, so all make the same calls). Exact integer sums, checked every round.
+void loop(double seconds, size_t count) {
+  std::printf("LOOP rank %d pid %d\n", rank, static_cast<int>(getpid()));
+  std::fflush(stdout);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<float> data(count);
+  const float expected = static_cast<float>(nranks * (nranks + 1) / 2);
+  for (size_t round = 0;; ++round) {
+    std::fill(data.begin(), data.end(), static_cast<float>(rank + 1));
+    ok(hoopAllReduce(data.data(), data.data(), count, hoopFloat32, hoopSum, comm, nullptr),
+       "allreduce loop round " + std::to_string(round));
+    if (count > 0 && (data.front() != expected || data.back() != expected)) {
+      die("allreduce loop round " + std::to_string(round) + " gave a wrong sum");
+    }
+    ++checks;
+    if (round % 16 != 15) continue;
+    const std::chrono::duration<double> ran = std::chrono::steady_clock::now() - start;
+    int32_t done = ran.count() >= seconds ? 1 : 0;
+    ok(hoopAllReduce(&done, &done, 1, hoopInt32, hoopMax, comm, nullptr), "loop end vote");
+    if (done != 0) return;
+  }
+}
+
 hoopUniqueId uidFromHex(const char* hex) {
   hoopUniqueId id{};
   if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
@@ -353,6 +381,8 @@ int main(int argc, char** argv) {
   std::string suite = "sweep";
   std::string only;
   bool large = false;
+  double seconds = 1e9;
+  size_t count = 65536;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--init" && i + 1 < argc)
@@ -363,6 +393,10 @@ int main(int argc, char** argv) {
       only = argv[++i];
     else if (arg == "--large")
       large = true;
+    else if (arg == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (arg == "--count" && i + 1 < argc)
+      count = std::strtoull(argv[++i], nullptr, 10);
     else
       die("unknown argument " + arg);
   }
@@ -386,6 +420,8 @@ int main(int argc, char** argv) {
     p2p();
   else if (suite == "barrier")
     barrier();
+  else if (suite == "loop")
+    loop(seconds, count);
   else if (suite == "hello")
     ++checks;
   else

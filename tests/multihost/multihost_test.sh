@@ -13,6 +13,9 @@
 #                                                 the checker must reject the local ranks
 #   multihost_test.sh rank-fails HOSTS SLOTS      the last rank exits 7 before init: hooprun must
 #                                                 exit 7, name it and stop every other rank
+#   multihost_test.sh link-cut HOSTS SLOTS        the last host's link goes down mid-allreduce:
+#                                                 every rank must fail naming the operation within
+#                                                 HOOP_TIMEOUT and a slack, nothing may hang
 #
 # Environment: HOOPRUN and HOOP_TEST_WORKER (paths; CTest sets them), HOOP_MH_KEEP_LOG=1 keeps
 # the log of a passing run. Exit 0 pass, 1 fail, 77 skipped (no network namespaces here).
@@ -388,6 +391,76 @@ case_rank_fails() { # HOSTS SLOTS
   say "PASS: $(grep -m1 'exited with status' "$LOG")"
 }
 
+# An allreduce loop across hosts, then the last host's link goes down (`ip link set veth0 down`
+# inside it: packets are dropped, no connection is reset). Every rank must fail with an error
+# that names the operation (hoopTimeout, or hoopRemoteError where a socket does fail) within
+# HOOP_TIMEOUT plus a slack for the hang report and hooprun's stop; hooprun must not need its own
+# --timeout, and nothing may be left running.
+case_link_cut() { # HOSTS SLOTS
+  local hosts=$1 slots=$2 n=$(($1 * $2)) timeout=3 slack=20
+  start_set "$hosts"
+  local last="h$((hosts - 1))" hostlist status=0 failed=0 r
+  hostlist=$("$NETNS" hostlist "$SET" "$slots")
+  say "hooprun -np $n -H $hostlist (HOOP_TIMEOUT=$timeout) loop; then $last's link goes down"
+  HOOP_RSH="$NETNS rsh $SET" "$NETNS" exec "$SET" h0 "$HOOPRUN" --timeout 60 -np "$n" \
+    -H "$hostlist" -x HOOP_SOCKET_IFNAME==veth0 -x HOOP_INIT_TIMEOUT=20 \
+    -x HOOP_TIMEOUT="$timeout" "$HOOP_TEST_WORKER" --init env --suite loop --count 65536 \
+    >"$LOG" 2>&1 </dev/null &
+  local job=$!
+  local waited=0
+  until (($(grep -c "LOOP rank" "$LOG") == n)); do
+    if ((waited >= 300)) || ! kill -0 "$job" 2>/dev/null; then
+      say "FAIL: the $n ranks did not all start their loop"
+      show_log
+      return 1
+    fi
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  sleep 0.5
+  ip -n "$SET-$last" link set veth0 down
+  local cut=$SECONDS
+  wait "$job" || status=$?
+  local took=$((SECONDS - cut))
+  say "hooprun exited with status $status ${took} s after the cut"
+  if ((status == 0 || status == 124)); then
+    say "FAIL: hooprun exited with status $status; want a rank's failure (not 0, not its timeout)"
+    failed=1
+  fi
+  if ((took > timeout + slack)); then
+    say "FAIL: the job took ${took} s to fail after the cut (HOOP_TIMEOUT $timeout s + $slack s)"
+    failed=1
+  fi
+  # Every rank that reports at all names its operation; hooprun stops the others once the first
+  # has failed, so at least one must have.
+  local reported=0
+  for ((r = 0; r < n; r++)); do
+    if grep -Eq "^\[$r\] FAIL rank $r: .*(operation timed out|remote process exited).*: rank $r: allreduce #[0-9]+" "$LOG"; then
+      reported=$((reported + 1))
+    elif grep -q "^\[$r\] FAIL" "$LOG"; then
+      say "FAIL: rank $r failed without naming its operation: $(grep -m1 "^\[$r\] FAIL" "$LOG")"
+      failed=1
+    fi
+  done
+  if ((reported == 0)); then
+    say "FAIL: no rank reported the failed operation"
+    failed=1
+  fi
+  local problems
+  if ! problems=$(check_nothing_left); then
+    say "FAIL:"
+    echo "$problems"
+    failed=1
+  fi
+  if ((failed)); then
+    show_log
+    return 1
+  fi
+  say "PASS: $reported of $n ranks reported the cut within ${took} s:"
+  grep -m1 "FAIL rank" "$LOG" | cut -c1-200
+  sed -n '/hooprun: an operation timed out/,$p' "$LOG" | grep '^hooprun:' || true
+}
+
 # The checker on canned logs: the log of a real 2 hosts x 2 ranks run (testdata/) passes, and
 # each way a run can be wrong fails with the right complaint.
 case_selftest() {
@@ -473,6 +546,7 @@ main() {
     shaped) case_shaped "$@" ;;
     one-identity) case_one_identity "$@" ;;
     rank-fails) case_rank_fails "$@" ;;
+    link-cut) case_link_cut "$@" ;;
     *) echo "unknown case '$what'" >&2; exit 2 ;;
   esac
 }

@@ -59,7 +59,17 @@ int ProcessGroup::run() {
     }
     checkDeadlines(Clock::now());
   }
+  if (exit_code_ != 0) repeatHangReport();
   return exit_code_;
+}
+
+void ProcessGroup::repeatHangReport() {
+  for (const Rank& rank : ranks_) {
+    if (rank.hang_report.lines().empty()) continue;
+    say("an operation timed out; the hang report rank " + std::to_string(rank.rank) + " printed:");
+    for (const std::string& line : rank.hang_report.lines()) say(line);
+    return;
+  }
 }
 
 void ProcessGroup::startRanks() {
@@ -68,8 +78,12 @@ void ProcessGroup::startRanks() {
     SpawnRequest request{launch.argv, launch.env, launch.stdin_data, &signals_.childMask(),
                          &signals_.childDefaults()};
     try {
-      ranks_.push_back(Rank{launch.rank, launch.host, ChildProcess::spawn(request),
-                            LineRelay(launch.rank), LineRelay(launch.rank)});
+      ranks_.push_back(Rank{launch.rank,
+                            launch.host,
+                            ChildProcess::spawn(request),
+                            LineRelay(launch.rank),
+                            LineRelay(launch.rank),
+                            {}});
     } catch (const SpawnError& e) {
       std::string message = e.what();
       if (!ranks_.empty()) message += "; stopping the " + countRanks(ranks_.size()) + " started";
@@ -196,7 +210,9 @@ void ProcessGroup::readPipe(Rank& rank, Stream stream, bool drain) {
   while (fd) {
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n > 0) {
-      emit(stream, relay.feed(std::string_view(buffer.data(), static_cast<size_t>(n))));
+      const std::string_view bytes(buffer.data(), static_cast<size_t>(n));
+      if (stream == Stream::kStderr) rank.hang_report.feed(bytes);
+      emit(stream, relay.feed(bytes));
       total += static_cast<size_t>(n);
       if (!drain || total >= kMaxDrain) return;
     } else if (n < 0 && errno == EINTR) {

@@ -1,8 +1,9 @@
 // ProcessGroup: runs a planned job to its end. It starts every rank, relays their output line
 // by line, forwards SIGINT/SIGTERM/SIGHUP, stops the whole job when one rank fails or the
 // timeout passes (the signal, then SIGKILL after a grace period), and works out hooprun's
-// exit code. Everything happens in one poll(2) loop over the ranks' pipes and a signalfd, on one
-// thread, so there are no locks and no work in signal handlers.
+// exit code; when ranks timed out, it repeats one hang report at the end. Everything happens in
+// one poll(2) loop over the ranks' pipes and a signalfd, on one thread, so there are no locks
+// and no work in signal handlers.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "hooprun/child_process.h"
+#include "hooprun/hang_report_scanner.h"
 #include "hooprun/job_plan.h"
 #include "hooprun/line_relay.h"
 #include "hooprun/signal_watch.h"
@@ -47,6 +49,7 @@ class ProcessGroup {
     ChildProcess process;
     LineRelay stdout_relay;
     LineRelay stderr_relay;
+    HangReportScanner hang_report;  // over stderr, where hoop logs
   };
 
   // Why the job is being stopped; only the first reason counts for the exit code.
@@ -67,6 +70,8 @@ class ProcessGroup {
   void readPipe(Rank& rank, Stream stream, bool drain);
   void closePipe(Rank& rank, Stream stream);
   void emit(Stream stream, const std::string& text);
+  // After a failed job: repeats the hang report of the lowest rank that printed one.
+  void repeatHangReport();
   void say(const std::string& message);
 
   const JobPlan& plan_;

@@ -17,7 +17,7 @@ std::vector<uint8_t> encodeTcpHello(const TcpHello& h) {
   out.u16(kHelloVersion);
   out.u16(h.streams);
   out.u16(h.streamIndex);
-  out.u16(0);
+  out.u16(static_cast<uint16_t>(h.purpose));
   out.raw(h.secret.bytes.data(), h.secret.bytes.size());
   out.u64(h.jobTag);
   out.u32(h.fromRank);
@@ -37,7 +37,12 @@ TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes) {
   TcpHello h;
   h.streams = in.u16();
   h.streamIndex = in.u16();
-  in.u16();
+  // Was a reserved zero before status queries existed, so old data hellos still read as data.
+  const uint16_t purpose = in.u16();
+  if (purpose > static_cast<uint16_t>(HelloPurpose::kStatusQuery)) {
+    fail(hoopRemoteError, "unknown connection purpose ", purpose);
+  }
+  h.purpose = static_cast<HelloPurpose>(purpose);
   in.raw(h.secret.bytes.data(), h.secret.bytes.size());
   h.jobTag = in.u64();
   h.fromRank = in.u32();

@@ -1,4 +1,5 @@
-// The first message on every TCP data connection: who is calling whom, with the job's secret.
+// The first message on every connection to a rank's listener: who is calling whom, why, with the
+// job's secret.
 // Pure functions over bytes, kept apart from the sockets so the parser can be fuzzed on its own.
 #pragma once
 
@@ -10,7 +11,12 @@
 
 namespace hoop {
 
+// Why a connection was opened: a data stream, or a one-shot question about what the rank is doing
+// (the hang report's status query; see core/hang_report.h).
+enum class HelloPurpose : uint16_t { kData = 0, kStatusQuery = 1 };
+
 struct TcpHello {
+  HelloPurpose purpose = HelloPurpose::kData;
   uint16_t streams = 0;
   uint16_t streamIndex = 0;
   Secret secret;
@@ -20,7 +26,8 @@ struct TcpHello {
 };
 
 std::vector<uint8_t> encodeTcpHello(const TcpHello& hello);
-// Throws (hoopRemoteError) for anything that is not a hello of this wire version.
+// Throws (hoopRemoteError) for anything that is not a hello of this wire version, or names a
+// purpose this version does not know.
 TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes);
 size_t tcpHelloBytes();
 

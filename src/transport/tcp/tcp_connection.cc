@@ -102,7 +102,7 @@ bool TcpConnection::progressSends(size_t streamIndex) {
     ssize_t sent = ::sendmsg(stream.fd.get(), &header, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (sent < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return moved;
-      failIo("sending to", errno);
+      failIo("sending", sends_.at(stream.nextSend).tag, "to", errno);
     }
     moved = true;
     // Credit the bytes the kernel took to the frames in order.
@@ -138,10 +138,10 @@ bool TcpConnection::progressRecvs(size_t streamIndex) {
                       m.bytes - (m.moved - FrameHeader::kBytes)};
     }
     ssize_t got = ::readv(stream.fd.get(), iov, static_cast<int>(count));
-    if (got == 0) failIo("receiving from", 0);
+    if (got == 0) failIo("receiving", m.tag, "from", 0);
     if (got < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return moved;
-      failIo("receiving from", errno);
+      failIo("receiving", m.tag, "from", errno);
     }
     moved = true;
     bool headerWasIncomplete = m.moved < FrameHeader::kBytes;
@@ -178,8 +178,13 @@ void TcpConnection::checkHeader(const Message& m) const {
   }
 }
 
-void TcpConnection::failIo(const char* direction, int errnum) const {
-  fail(hoopRemoteError, "rank ", selfRank_, ": connection lost ", direction, " ", peer_,
+void TcpConnection::failIo(const char* verb, FrameTag tag, const char* preposition,
+                           int errnum) const {
+  // The frame in flight names the operation: "receiving allreduce #453 data from rank 1 (...)".
+  const std::string what = tag.kind == OpKind::kSetup ? std::string(opKindName(tag.kind))
+                                                      : str(opKindName(tag.kind), " #", tag.seq);
+  fail(hoopRemoteError, "rank ", selfRank_, ": connection lost ", verb, " ", what, " data ",
+       preposition, " ", peer_,
        errnum == 0 ? std::string(": the peer closed it (did it exit or fail?)")
                    : ": " + errnoText(errnum));
 }

@@ -77,7 +77,8 @@ class TcpConnection : public Connection {
   bool progressSends(size_t streamIndex);
   bool progressRecvs(size_t streamIndex);
   void checkHeader(const Message& m) const;
-  [[noreturn]] void failIo(const char* direction, int errnum) const;
+  [[noreturn]] void failIo(const char* verb, FrameTag tag, const char* preposition,
+                           int errnum) const;
 
   std::vector<Stream> streams_;
   int selfRank_;

@@ -1,7 +1,10 @@
 #include "transport/tcp/tcp_transport.h"
 
+#include <sys/socket.h>
+
 #include "core/logging.h"
 #include "transport/tcp/hello.h"
+#include "transport/tcp/status_query.h"
 
 namespace hoop {
 namespace {
@@ -109,7 +112,7 @@ std::unique_ptr<TcpConnection> TcpTransport::acceptFrom(int peer, Clock::time_po
            peers_[peer].description, " to connect; did it exit, hang, or call something else?");
     }
     for (auto& arrival : acceptor_.poll(std::min(left, std::chrono::milliseconds(100)))) {
-      admit(arrival);
+      dispatch(arrival);
     }
   }
   std::vector<UniqueFd> streams;
@@ -119,6 +122,72 @@ std::unique_ptr<TcpConnection> TcpTransport::acceptFrom(int peer, Clock::time_po
       "accepted ", peers_[peer].description, " over tcp, ", streams.size(), " stream(s)");
   return std::make_unique<TcpConnection>(std::move(streams), options_.selfRank,
                                          peers_[peer].description);
+}
+
+void TcpTransport::dispatch(HandshakeAcceptor::Arrival& arrival) {
+  bool statusQuery = false;
+  try {
+    statusQuery = decodeTcpHello(arrival.hello).purpose == HelloPurpose::kStatusQuery;
+  } catch (const Error&) {
+    // admit() refuses it and says why.
+  }
+  if (statusQuery) {
+    answerStatusQuery(arrival);
+  } else {
+    admit(arrival);
+  }
+}
+
+void TcpTransport::answerStatusQuery(HandshakeAcceptor::Arrival& arrival) {
+  const TcpHello hello = decodeTcpHello(arrival.hello);
+  std::string why;
+  if (!hello.secret.matches(options_.secret) || hello.jobTag != options_.jobTag) {
+    why = "it did not present this job's secret";
+  } else if (hello.toRank != static_cast<uint32_t>(options_.selfRank)) {
+    why = str("it was meant for rank ", hello.toRank);
+  } else if (hello.fromRank >= peers_.size() ||
+             hello.fromRank == static_cast<uint32_t>(options_.selfRank)) {
+    why = str("it claims to be rank ", hello.fromRank);
+  } else if (!statusResponder_) {
+    why = "this rank does not answer status queries";
+  }
+  if (!why.empty()) {
+    log(LogLevel::kWarn, LogSubsys::kNet, options_.selfRank, "refused a status query from ",
+        arrival.from, ": ", why);
+    return;
+  }
+  // The answer is small and the socket new, so it fits the send buffer at once; a peer that
+  // does not read it loses it, and nobody here waits for that.
+  const std::vector<uint8_t> framed = frameStatusAnswer(statusResponder_());
+  const ssize_t sent =
+      ::send(arrival.fd.get(), framed.data(), framed.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  log(LogLevel::kInfo, LogSubsys::kNet, options_.selfRank, "answered a status query from ",
+      peers_[hello.fromRank].description,
+      sent == static_cast<ssize_t>(framed.size()) ? "" : " (the answer did not fit; dropped)");
+}
+
+void TcpTransport::serviceListener() {
+  for (auto& arrival : acceptor_.poll(std::chrono::milliseconds(0))) dispatch(arrival);
+}
+
+std::vector<std::vector<uint8_t>> TcpTransport::askStatus(const std::vector<int>& ranks,
+                                                          Clock::time_point until,
+                                                          const std::function<bool()>& aborted) {
+  std::vector<StatusTarget> targets;
+  for (int rank : ranks) {
+    TcpHello hello;
+    hello.purpose = HelloPurpose::kStatusQuery;
+    hello.streams = 1;
+    hello.secret = options_.secret;
+    hello.jobTag = options_.jobTag;
+    hello.fromRank = static_cast<uint32_t>(options_.selfRank);
+    hello.toRank = static_cast<uint32_t>(rank);
+    targets.push_back({peers_[rank].address, encodeTcpHello(hello)});
+  }
+  return askForStatus(targets, until, [&] {
+    serviceListener();
+    return !aborted();
+  });
 }
 
 }  // namespace hoop

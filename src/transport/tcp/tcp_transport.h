@@ -43,6 +43,20 @@ class TcpTransport {
   // Starts the connecting half ahead of time (so several can be in flight); no-op for accepts.
   const TcpOptions& options() const { return options_; }
 
+  // Status queries (hellos with purpose kStatusQuery, see status_query.h) are answered with what
+  // `answer` returns at the time; without a responder they are refused.
+  void setStatusResponder(std::function<std::vector<uint8_t>()> answer) {
+    statusResponder_ = std::move(answer);
+  }
+  // Takes what waits at the listener without blocking: answers status queries, keeps data
+  // streams for a later establish(). One poll(2) when nothing is there.
+  void serviceListener();
+  // Asks each of `ranks` what it is doing; their answers by position (empty: none by `until`,
+  // or `aborted` turned true first). Queries sent to this rank meanwhile are answered.
+  std::vector<std::vector<uint8_t>> askStatus(const std::vector<int>& ranks,
+                                              Clock::time_point until,
+                                              const std::function<bool()>& aborted);
+
  private:
   std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
                                            const std::function<bool()>& aborted, bool announce);
@@ -50,6 +64,9 @@ class TcpTransport {
                                             const std::function<bool()>& aborted, bool announce);
   // Validates a hello and files the stream under its rank; false (logged) for strangers.
   bool admit(HandshakeAcceptor::Arrival& arrival);
+  // A status query goes to answerStatusQuery, anything else to admit.
+  void dispatch(HandshakeAcceptor::Arrival& arrival);
+  void answerStatusQuery(HandshakeAcceptor::Arrival& arrival);
 
   TcpOptions options_;
   UniqueFd listener_;
@@ -57,6 +74,7 @@ class TcpTransport {
   HandshakeAcceptor acceptor_;
   // Streams accepted from peers this rank has not asked for yet, by rank then stream index.
   std::map<int, std::vector<std::optional<UniqueFd>>> arrived_;
+  std::function<std::vector<uint8_t>()> statusResponder_;
 };
 
 }  // namespace hoop
