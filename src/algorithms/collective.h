@@ -23,7 +23,12 @@ struct CollectiveArgs {
   int root = 0;
   uint32_t seq = 0;  // this communicator's collective number, set by runCollective
 
-  FrameTag tag() const { return {kind, seq}; }
+  FrameTag tag() const {
+    return {
+        kind,
+        seq,
+        {count, static_cast<uint8_t>(type), static_cast<uint8_t>(op), static_cast<uint32_t>(root)}};
+  }
   size_t bytes() const { return count * dataTypeSize(type); }
 };
 

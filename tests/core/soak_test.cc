@@ -190,6 +190,65 @@ TEST(KillUnderHooprun, HooprunNamesTheDeadRank) {
 INSTANTIATE_TEST_SUITE_P(Soak, Transport, ::testing::Values("shm", "tcp"),
                          [](const auto& p) { return p.param; });
 
+// Rank 0 and the last of 3 ranks make calls that differ in one respect (rank 1 makes rank 0's
+// call). Every call sent carries its kind, sequence, count, type, op and root, so a rank that
+// receives data from a different call fails with hoopInvalidUsage naming both calls; nobody ends
+// with a wrong result. Where each side receives from the other (count, type, op) both sides
+// report it. A rank that only sends to the odd one (a broadcast root, the senders of another
+// kind of call) cannot know and returns success or waits for data that never comes, and rank 1
+// waits on the odd rank until HOOP_TIMEOUT: hoop does not forward one rank's error to others.
+// Ranks keep their connections open for a while after the call so each sees hoop's verdict, not
+// a peer's exit.
+class Mismatch : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(Mismatch, EveryRankFailsOrIsUnaffectedAndTheReceiverNamesBothCalls) {
+  auto [what, transport] = GetParam();
+  auto results = runRanks(
+      3, {"--suite", "mismatch", "--what", what},
+      {{"HOOP_TRANSPORT", transport}, {"HOOP_TIMEOUT", "0.5"}, {"HOOP_TEST_LINGER_MS", "800"}}, 60);
+  // What the odd rank's call and the others' call look like in a message naming both.
+  const std::map<std::string, std::pair<std::string, std::string>> calls = {
+      {"kind", {"broadcast #0", "allreduce #0"}},
+      {"count", {"1000 x int32", "1024 x int32"}},
+      {"dtype", {"1024 x int64", "1024 x int32"}},
+      {"op", {"int32, max", "int32, sum"}},
+      {"root", {"root 1", "root 0"}}};
+  const auto& [odd, others] = calls.at(what);
+  auto verdict = [&](size_t r) {
+    std::smatch match;
+    const std::string& log = results[r].output;
+    EXPECT_TRUE(std::regex_search(log, match, std::regex(R"(MISMATCH rank \d: (\w+): (.*))")))
+        << log;
+    return std::make_pair(match.size() > 2 ? match[1].str() : "",
+                          match.size() > 2 ? match[2].str() : "");
+  };
+  auto namesBoth = [&](const std::string& message) {
+    return message.find(odd) != std::string::npos && message.find(others) != std::string::npos;
+  };
+  const bool bothSides = what == "count" || what == "dtype" || what == "op";
+  for (size_t r : {size_t{0}, size_t{2}}) {
+    auto [code, message] = verdict(r);
+    if (r == 2 || bothSides) {
+      EXPECT_EQ(code, "hoopInvalidUsage") << "rank " << r << ": " << message;
+      EXPECT_TRUE(namesBoth(message)) << "rank " << r << ": " << message;
+    } else {
+      EXPECT_TRUE(code == "hoopInvalidUsage" || code == "hoopTimeout" ||
+                  (what == "root" && code == "hoopSuccess"))
+          << "rank " << r << ": " << code << ": " << message;
+    }
+  }
+  auto [code1, message1] = verdict(1);
+  EXPECT_TRUE(code1 == "hoopInvalidUsage" || code1 == "hoopTimeout" ||
+              (what == "root" && code1 == "hoopSuccess"))
+      << "rank 1: " << code1 << ": " << message1;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Soak, Mismatch,
+    ::testing::Combine(::testing::Values("kind", "count", "dtype", "op", "root"),
+                       ::testing::Values("shm", "tcp")),
+    [](const auto& p) { return std::get<0>(p.param) + "_" + std::get<1>(p.param); });
+
 // Open fds of process `pid` now.
 size_t openFds(pid_t pid) {
   std::error_code error;

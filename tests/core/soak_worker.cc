@@ -354,7 +354,8 @@ void peerFailure(const Resources& beforeInit, hoopComm_t comm) {
 }
 
 // Rank 0 and the last rank make different calls (what differs: `what`); the ranks between make
-// rank 0's call. Every rank must get hoopInvalidUsage; prints the message and exits 0 if so.
+// rank 0's call. Prints what hoop returned ("MISMATCH rank R: <code>: <message>") for the test
+// to judge.
 void mismatch(hoopComm_t comm, const std::string& what) {
   const bool odd = rank == nranks - 1;
   size_t count = 1024;
@@ -382,7 +383,7 @@ void mismatch(hoopComm_t comm, const std::string& what) {
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(linger)));
   }
   hoopCommDestroy(comm);
-  std::exit(result == hoopInvalidUsage ? 0 : 1);
+  std::exit(0);  // the test reads the verdict
 }
 
 }  // namespace
