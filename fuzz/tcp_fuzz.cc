@@ -1,6 +1,6 @@
 // Fuzzes what a rank reads from a TCP data connection: the hello a stranger sends to the listening
 // port, the status answer a rank reads back after a timeout (first byte 'S'), and the frames
-// (16-byte header + payload) that follow on an established connection. The
+// (32-byte header + payload) that follow on an established connection. The
 // frames go through a real TcpConnection reading from socketpairs, so the header checks, the
 // readv into posted buffers and the stream interleaving are the code that runs in a job.
 #include <sys/socket.h>

@@ -25,7 +25,12 @@ struct CollectiveArgs {
   // Pipeline piece size the tuner chose for this call (set by runCollective); 0: HOOP_CHUNK_SIZE.
   size_t pieceBytes = 0;
 
-  FrameTag tag() const { return {kind, seq}; }
+  FrameTag tag() const {
+    return {
+        kind,
+        seq,
+        {count, static_cast<uint8_t>(type), static_cast<uint8_t>(op), static_cast<uint32_t>(root)}};
+  }
   size_t bytes() const { return count * dataTypeSize(type); }
 };
 

@@ -17,11 +17,28 @@
 
 namespace hoop {
 
+// What a collective call asked for beyond its kind: carried by every message, so a peer that
+// made the same call with another count, type, op or root is told so (hoopInvalidUsage) rather
+// than combining mismatched data or moving the wrong bytes. All zero for set-up, barrier and
+// point-to-point messages.
+struct CallParams {
+  uint64_t count = 0;
+  uint8_t type = 0;  // DataType
+  uint8_t op = 0;    // RedOp
+  uint32_t root = 0;
+
+  bool operator==(const CallParams&) const = default;
+};
+
 // Carried by every message: which operation it belongs to.
 struct FrameTag {
   OpKind kind;
   uint32_t seq;
+  CallParams call = {};
 };
+
+// "allreduce #5 (1024 x int32, sum, root 0)": one side of a mismatch, for error messages.
+std::string describeCall(OpKind kind, uint32_t seq, const CallParams& call);
 
 class Connection {
  public:

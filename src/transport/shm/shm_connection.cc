@@ -145,6 +145,10 @@ bool ShmConnection::progressSends() {
     header.version = ShmSlotHeader::kVersion;
     header.kind = static_cast<uint8_t>(op.tag.kind);
     header.seq = op.tag.seq;
+    header.callType = op.tag.call.type;
+    header.callOp = op.tag.call.op;
+    header.callRoot = op.tag.call.root;
+    header.callCount = op.tag.call.count;
     header.position = published_;
     header.messageBytes = op.bytes;
     if (op.viaCma) {
@@ -246,6 +250,13 @@ void ShmConnection::checkHeader(const ShmSlotHeader& header, const RecvOp& op) c
       fail(hoopInvalidUsage, "rank ", selfRank_, " is in ", opKindName(op.tag.kind), " #",
            op.tag.seq, " but ", peer_, " sent data for ", opKindName(kind), " #", header.seq,
            ": ranks called collectives in a different order");
+    }
+    const CallParams call{header.callCount, header.callType, header.callOp, header.callRoot};
+    if (call != op.tag.call) {
+      fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
+           describeCall(op.tag.kind, op.tag.seq, op.tag.call), " but ", peer_, " called ",
+           describeCall(kind, header.seq, call),
+           ": every rank must make the same call with the same count, type, op and root");
     }
     if (header.messageBytes != op.bytes) {
       fail(hoopInvalidUsage, "rank ", selfRank_, " expected ", op.bytes, " bytes from ", peer_,

@@ -90,7 +90,7 @@ struct ShmControlBlock {
 // The first cache line of every slot; the data follows at the next line (64-byte aligned).
 struct ShmSlotHeader {
   static constexpr uint16_t kMagic = 0x5348;  // "HS"
-  static constexpr uint8_t kVersion = 1;
+  static constexpr uint8_t kVersion = 2;
   // Flag: the slot carries no bytes, only where they are in the sender (CMA, process_vm_readv).
   static constexpr uint8_t kViaCma = 1;
 
@@ -98,14 +98,17 @@ struct ShmSlotHeader {
   uint8_t version;
   uint8_t kind;  // OpKind
   uint8_t flags;
-  uint8_t reserved[3];
+  uint8_t callType;  // the call's CallParams, checked on a message's first fragment
+  uint8_t callOp;
+  uint8_t reserved;
   uint32_t seq;
-  uint32_t reserved2;
+  uint32_t callRoot;
   uint64_t position;  // ring position it was published as: a stale or foreign slot shows here
   uint64_t messageBytes;
   uint64_t fragmentOffset;
   uint64_t fragmentBytes;
   uint64_t cmaAddress;  // kViaCma: the message's address in the sender
+  uint64_t callCount;
 };
 static_assert(sizeof(ShmSlotHeader) <= kShmCacheLine);
 

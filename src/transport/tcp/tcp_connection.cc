@@ -17,6 +17,11 @@ void FrameHeader::encode(uint8_t* out, FrameTag tag, uint64_t bytes) {
   header.u8(static_cast<uint8_t>(tag.kind));
   header.u32(tag.seq);
   header.u64(bytes);
+  header.u64(tag.call.count);
+  header.u8(tag.call.type);
+  header.u8(tag.call.op);
+  header.u16(0);
+  header.u32(tag.call.root);
   std::memcpy(out, header.bytes().data(), kBytes);
 }
 
@@ -161,6 +166,12 @@ void TcpConnection::checkHeader(const Message& m) const {
   auto kind = static_cast<OpKind>(in.u8());
   uint32_t seq = in.u32();
   uint64_t bytes = in.u64();
+  CallParams call;
+  call.count = in.u64();
+  call.type = in.u8();
+  call.op = in.u8();
+  in.u16();
+  call.root = in.u32();
   if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion) {
     fail(hoopRemoteError, "rank ", selfRank_, ": garbage on the connection from ", peer_,
          " (bad frame magic/version) during ", opKindName(m.tag.kind), " #", m.tag.seq,
@@ -170,6 +181,11 @@ void TcpConnection::checkHeader(const Message& m) const {
     fail(hoopInvalidUsage, "rank ", selfRank_, " is in ", opKindName(m.tag.kind), " #", m.tag.seq,
          " but ", peer_, " sent data for ", opKindName(kind), " #", seq,
          ": ranks called collectives in a different order");
+  }
+  if (call != m.tag.call) {
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", describeCall(kind, seq, m.tag.call),
+         " but ", peer_, " called ", describeCall(kind, seq, call),
+         ": every rank must make the same call with the same count, type, op and root");
   }
   if (bytes != m.bytes) {
     fail(hoopInvalidUsage, "rank ", selfRank_, " expected ", m.bytes, " bytes from ", peer_, " in ",

@@ -2,7 +2,8 @@
 // stream i % streams, so both ends agree on placement without negotiating per message, and a
 // large transfer split into pieces by the algorithm uses every stream at once.
 //
-// Each message is one frame: a 16-byte header (magic, version, op kind, sequence, length) and
+// Each message is one frame: a 32-byte header (magic, version, op kind, sequence, length, and
+// the call's count, type, op and root) and
 // the payload. The header goes out in the same sendmsg as the payload, and the receiver reads
 // header and payload with one readv straight into the posted buffer: no staging copy, no
 // rendezvous round trip for small messages.
@@ -20,9 +21,9 @@
 namespace hoop {
 
 struct FrameHeader {
-  static constexpr size_t kBytes = 16;
+  static constexpr size_t kBytes = 32;
   static constexpr uint16_t kMagic = 0x4f48;  // "HO"
-  static constexpr uint8_t kVersion = 1;
+  static constexpr uint8_t kVersion = 2;
 
   static void encode(uint8_t* out, FrameTag tag, uint64_t bytes);
 };

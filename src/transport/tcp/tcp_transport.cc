@@ -75,19 +75,23 @@ bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
              hello.streamIndex >= hello.streams) {
     why = str("bad stream ", hello.streamIndex, " of ", hello.streams);
   }
-  auto& slots = arrived_[static_cast<int>(hello.fromRank)];
-  if (why.empty() && !slots.empty() && slots.size() != hello.streams) {
-    why = "inconsistent stream count";
-  }
+  // Only a hello that passed the checks above may touch arrived_: a refused stranger leaves
+  // nothing behind (its claimed rank would otherwise add an entry per stranger).
   if (why.empty()) {
-    slots.resize(hello.streams);
-    if (slots[hello.streamIndex].has_value()) why = "duplicate stream";
+    auto found = arrived_.find(static_cast<int>(hello.fromRank));
+    if (found != arrived_.end() && found->second.size() != hello.streams) {
+      why = "inconsistent stream count";
+    } else if (found != arrived_.end() && found->second[hello.streamIndex].has_value()) {
+      why = "duplicate stream";
+    }
   }
   if (!why.empty()) {
     log(LogLevel::kWarn, LogSubsys::kNet, options_.selfRank, "refused a connection from ",
         arrival.from, ": ", why);
     return false;
   }
+  auto& slots = arrived_[static_cast<int>(hello.fromRank)];
+  slots.resize(hello.streams);
   tuneDataSocket(arrival.fd.get(), options_.socketBufferBytes);
   slots[hello.streamIndex] = std::move(arrival.fd);
   return true;
