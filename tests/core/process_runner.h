@@ -62,9 +62,6 @@ class ProcessGroup {
   // Where the index-th process's stdout and stderr go (readable while it runs).
   const std::string& logPath(size_t index) const { return processes_[index].logPath; }
 
-  // The index-th process's pid (0 once it has been waited for).
-  pid_t pid(size_t index) const { return processes_[index].pid; }
-
   // Sends `signal` to the index-th process started.
   void kill(size_t index, int signal) {
     if (processes_[index].pid > 0) ::kill(processes_[index].pid, signal);
