@@ -47,7 +47,8 @@ def status(rank, text):
 
 
 def frame(kind, seq, payload):
-    return struct.pack("<HBBIQ", 0x4F48, 1, kind, seq, len(payload)) + payload
+    # Version 2: the call's count, type, op and root follow (zero here, as the harness posts).
+    return struct.pack("<HBBIQQBBHI", 0x4F48, 2, kind, seq, len(payload), 0, 0, 0, 0, 0) + payload
 
 
 def receives(layout, posts, split=0):
@@ -73,7 +74,7 @@ corpus = {
         "frames_one_stream": receives(1, [(1, 0, 8), (7, 1, 0)]) +
         frame(1, 0, bytes(range(8))) + frame(7, 1, b""),
         "frames_two_streams": receives(8 + 2, [(4, 3, 4), (4, 3, 4), (4, 3, 2)],
-                                       split=2 * 16 + 6) +
+                                       split=2 * 32 + 6) +
         frame(4, 3, b"abcd") + frame(4, 3, b"ij") + frame(4, 3, b"efgh"),
     },
     "env_fuzz": {
