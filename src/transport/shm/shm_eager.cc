@@ -104,9 +104,10 @@ void ShmConnection::failIfPeerInAnotherCall() const {
   };
   if (eager_.wanted && slotArrived() && !eagerArrived()) {
     const ShmSlotHeader header = readInboundHeader();
-    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", opKindName(eager_.tag.kind), " #",
-         eager_.tag.seq, " but ", peer_, " sent data for ",
-         opKindName(static_cast<OpKind>(header.kind)), " #", header.seq,
+    const CallParams theirs{header.callCount, header.callType, header.callOp, header.callRoot};
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
+         describeCall(eager_.tag.kind, eager_.tag.seq, eager_.tag.call), " but ", peer_, " called ",
+         describeCall(static_cast<OpKind>(header.kind), header.seq, theirs),
          ": every rank must call the same collectives in the same order");
   }
   const bool waitingForSlot = recvs_.completed < recvs_.posted || peek_.wanted;
@@ -114,12 +115,12 @@ void ShmConnection::failIfPeerInAnotherCall() const {
     const FrameTag mine = recvs_.completed < recvs_.posted
                               ? recvs_.ring[recvs_.completed % kMaxInFlight].tag
                               : peek_.tag;
-    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", opKindName(mine.kind), " #", mine.seq,
-         " but ", peer_, " called ", opKindName(static_cast<OpKind>(nextEager.kind)), " #",
-         nextEager.seq, " (", nextEager.count, " x ",
-         dataTypeName(static_cast<DataType>(nextEager.type)), ", ",
-         redOpName(static_cast<RedOp>(nextEager.op)),
-         "): every rank must call the same collectives in the same order");
+    // Eager messages serve allreduces, which have no root: the peer's is shown as this rank's.
+    const CallParams theirs{nextEager.count, nextEager.type, nextEager.op, mine.call.root};
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
+         describeCall(mine.kind, mine.seq, mine.call), " but ", peer_, " called ",
+         describeCall(static_cast<OpKind>(nextEager.kind), nextEager.seq, theirs),
+         ": every rank must call the same collectives in the same order");
   }
 }
 
