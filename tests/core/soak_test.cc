@@ -203,14 +203,14 @@ class Mismatch : public ::testing::TestWithParam<std::tuple<std::string, std::st
 
 TEST_P(Mismatch, EveryRankFailsOrIsUnaffectedAndTheReceiverNamesBothCalls) {
   auto [what, transport] = GetParam();
-  auto results = runRanks(
-      3, {"--suite", "mismatch", "--what", what},
-      {{"HOOP_TRANSPORT", transport},
-       {"HOOP_TIMEOUT", "1"},
-       {"HOOP_TEST_LINGER_MS", "400"},
-       // The chain broadcast, whose order of receivers the expectations below describe.
-       {"HOOP_ALGO", "broadcast:=ring"}},
-      60);
+  auto results =
+      runRanks(3, {"--suite", "mismatch", "--what", what},
+               {{"HOOP_TRANSPORT", transport},
+                {"HOOP_TIMEOUT", "1"},
+                {"HOOP_TEST_LINGER_MS", "400"},
+                // The chain broadcast, whose order of receivers the expectations below describe.
+                {"HOOP_ALGO", "broadcast:=ring"}},
+               60);
   // What the odd rank's call and the others' call look like in a message naming both.
   const std::map<std::string, std::pair<std::string, std::string>> calls = {
       {"kind", {"broadcast #0", "allreduce #0"}},
