@@ -51,6 +51,8 @@ struct CallShape {
   size_t hosts = 1;
   size_t ranksPerHost = 1;    // 0 when hosts have different counts
   bool sharedMemory = false;  // every peer of a single-host job over shm
+  // The largest message the schedules send whole (HOOP_CHUNK_SIZE: a shm slot by default).
+  size_t pieceLimit = size_t{512} << 10;
 };
 
 // Predicted microseconds of schedule `name` of collective `kind` for `shape`, with pipelined

@@ -70,12 +70,18 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
 
 TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
   // Two steps instead of six, the same bytes: the model prefers it wherever latency counts.
-  EXPECT_EQ(fastest(oneHost(64 << 10, 4, true), {}, {"ring", "direct", "twoshot"}), "twoshot");
+  EXPECT_EQ(fastest(oneHost(16 << 10, 4, true), {}, {"ring", "direct", "twoshot"}), "twoshot");
+  EXPECT_EQ(fastest(oneHost(64 << 10, 4, false), {}, {"ring", "direct", "twoshot"}), "twoshot");
   EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 4, false), {}),
             *predictAllReduceUs("ring", oneHost(64 << 10, 4, false), {}));
-  // At two ranks it is the ring, step for step: the tie goes to the ring (registry order).
-  EXPECT_DOUBLE_EQ(*predictAllReduceUs("twoshot", oneHost(1 << 20, 2, true), {}),
-                   *predictAllReduceUs("ring", oneHost(1 << 20, 2, true), {}));
+  // Pieces larger than a slot are left to the ring (measured: staged, not pipelined).
+  EXPECT_EQ(predictAllReduceUs("twoshot", oneHost(4 << 20, 4, true), {}), std::nullopt);
+  CallShape bigPieces = oneHost(4 << 20, 4, true);
+  bigPieces.pieceLimit = 1 << 20;
+  EXPECT_NE(predictAllReduceUs("twoshot", bigPieces, {}), std::nullopt);
+  // At two ranks it is the ring, step for step, with its bytes moving less smoothly.
+  EXPECT_GT(*predictAllReduceUs("twoshot", oneHost(1 << 20, 2, true), {}),
+            *predictAllReduceUs("ring", oneHost(1 << 20, 2, true), {}));
 }
 
 TEST(CostModel, AllGatherTakesBruckWhenSmallAndTheRingWhenLarge) {
