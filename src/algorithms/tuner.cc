@@ -28,9 +28,6 @@ LinkCost linkFromEnv(const char* name, LinkCost fallback) {
   return {alpha, gbps * 1e3};
 }
 
-// Messages posted together overlap their latencies; each one beyond the first still costs its
-// sender and receiver some of a step's fixed work (the header, the wake-up).
-constexpr double kConcurrentMessageShare = 0.25;
 constexpr double kTwoShotByteFactor = 1.25;
 
 }  // namespace
@@ -71,6 +68,15 @@ namespace {
 // A flat schedule's slowest link: the network as soon as it spans hosts.
 const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
   return shape.hosts > 1 || !shape.sharedMemory ? model.tcp : model.shm;
+}
+
+// Messages posted together overlap their latencies, but each one beyond the first still costs a
+// share of a step's fixed work. Over shared memory that is a slot header and a wake-up: a
+// quarter. Over TCP it is a system call on each side, which the CPU does one after another:
+// all of it (measured at 4 ranks: the direct allreduce's three messages at once took 1.7-1.9x
+// recursive doubling's two rounds, from 8 B to 32 KiB).
+double extraMessageShare(const CallShape& shape) {
+  return shape.hosts > 1 || !shape.sharedMemory ? 1.0 : 0.25;
 }
 
 bool hierarchical(const CallShape& shape) { return shape.ranksPerHost >= 2 && shape.hosts >= 2; }
@@ -127,8 +133,10 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     return 2 * (n - 1) * link.alphaUs + 2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r;
   }
   if (name == "direct") {
-    // One step, but every rank sends and reduces (n-1) whole buffers.
-    return link.alphaUs + (n - 1) * s / link.bytesPerUs + (n - 1) * s / r;
+    // One step, but every rank sends and reduces (n-1) whole buffers, each copied out of the
+    // connection first (the ring reduces straight out of a shm slot).
+    return link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) + (n - 1) * s / link.bytesPerUs +
+           2 * (n - 1) * s / r;
   }
   if (name == "twoshot") {
     // Its pieces (S/n) travel whole: past a slot they are staged and nothing pipelines, which
@@ -138,7 +146,7 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     // folds n copies of its piece. Its bytes move less smoothly than the ring's (n-1 streams at
     // once, the fold waiting on each in turn): 1.25x the ring's byte terms, from 4 ranks on 2
     // cores where it beat the ring up to 256 KiB and lost from 512 KiB.
-    return 2 * (link.alphaUs + (n - 2) * link.alphaUs * kConcurrentMessageShare) +
+    return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +
            kTwoShotByteFactor * (2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r);
   }
   if (name == "oneshot") {
@@ -160,7 +168,8 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     // log2 rounds of the whole buffer; a non-power of two folds in and out (two more steps).
     const bool powerOfTwo = (shape.ranks & (shape.ranks - 1)) == 0;
     const double rounds = std::floor(std::log2(n)) + (powerOfTwo ? 0 : 2);
-    return rounds * (link.alphaUs + s / link.bytesPerUs + s / r);
+    // Each round's data is copied out of the connection, then combined.
+    return rounds * (link.alphaUs + s / link.bytesPerUs + 2 * s / r);
   }
   // rabenseifner and tree are left out until their pieces overlap (each piece's exchange now
   // finishes before the next starts), so the model would flatter them: HOOP_ALGO reaches them.

@@ -35,9 +35,11 @@ CallShape oneHost(size_t bytes, size_t ranks, bool shm) { return {bytes, ranks, 
 TEST(CostModel, SmallMessagesTakeTheFewestSteps) {
   EXPECT_EQ(fastest(oneHost(8, 2, true)), "oneshot");
   EXPECT_EQ(fastest(oneHost(4096, 4, true)), "oneshot");
-  // Over TCP a small message is all latency: one step beats log2(n) rounds and 2(n-1) steps.
-  EXPECT_EQ(fastest(oneHost(8, 4, false)), "direct");
-  EXPECT_EQ(fastest(oneHost(8, 8, false)), "direct");
+  // Over TCP a small message is all latency, and every message is a system call on each side:
+  // log2(n) rounds of one message beat one step of n-1 (measured at 4 ranks) and 2(n-1) steps.
+  EXPECT_EQ(fastest(oneHost(8, 4, false)), "recdoubling");
+  EXPECT_EQ(fastest(oneHost(8, 8, false)), "recdoubling");
+  EXPECT_EQ(fastest(oneHost(8, 2, false)), "direct");  // one message either way: the tie
 }
 
 TEST(CostModel, LargeMessagesTakeTheBandwidthOptimalRing) {
@@ -71,8 +73,10 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
 TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
   // Two steps instead of six, the same bytes: the model prefers it wherever latency counts.
   EXPECT_EQ(fastest(oneHost(16 << 10, 4, true), {}, {"ring", "direct", "twoshot"}), "twoshot");
-  EXPECT_EQ(fastest(oneHost(64 << 10, 4, false), {}, {"ring", "direct", "twoshot"}), "twoshot");
-  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 4, false), {}),
+  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 8, true), {}),
+            *predictAllReduceUs("ring", oneHost(64 << 10, 8, true), {}));
+  // Over TCP its n-1 messages at once cost a system call each: no better than the ring.
+  EXPECT_GT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 4, false), {}),
             *predictAllReduceUs("ring", oneHost(64 << 10, 4, false), {}));
   // Pieces larger than a slot are left to the ring (measured: staged, not pipelined).
   EXPECT_EQ(predictAllReduceUs("twoshot", oneHost(4 << 20, 4, true), {}), std::nullopt);
