@@ -116,8 +116,8 @@ TEST(ShmEager, PeerOnTheSlotPathIsInvalidUsage) {
     driveUntil(*pair.connection,
                [&] { return pair.connection->peekEager(callOf(5, 64)) != nullptr; });
   });
-  EXPECT_NE(message.find("rank 0 called allreduce #5 but rank 1 (test child) sent data for "
-                         "reduce #5"),
+  EXPECT_NE(message.find("rank 0 called allreduce #5 (64 x uint8, sum) but rank 1 (test child) "
+                         "sent data for reduce #5 ("),
             std::string::npos)
       << message;
   pair.channel().sendU64(1);

@@ -58,7 +58,11 @@ const void* ShmConnection::peekEager(const EagerCall& call) {
     failEagerMismatch(descriptor, call);
   }
   peerEagerReadSeen_ = std::max(peerEagerReadSeen_, descriptor.consumed);
-  eager_ = EagerWait{false, true, call};
+  // The call itself matters only while waiting (for a mismatch message): keep the hot path to
+  // the tag.
+  eager_.wanted = false;
+  eager_.held = true;
+  eager_.call.tag = call.tag;
   idle_ = false;
   return layout_.eagerData(sender, number);
 }
