@@ -395,7 +395,7 @@ void Communicator::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {
   }
   log(LogLevel::kInfo, LogSubsys::kNet, rank_, "failure notice from ", peers_[fromRank].describe(),
       " in its ", notice.operation.describe(), ": ", notice.cause);
-  if (!notice_) notice_ = std::move(notice);
+  if (!notice_) notice_ = std::make_unique<FailureNotice>(std::move(notice));
 }
 
 std::optional<Error> Communicator::failureNoticed() {
@@ -416,6 +416,9 @@ Error Communicator::noticeError(const std::string& detail, const std::string& wh
 
 Error Communicator::shareFailure(const Error& error) {
   if (abortRequested() || !noticeCarries(error.code())) return error;
+  // Kept before this failure: the failure is the notice's (made by noticeError, perhaps with a
+  // hang report appended) or came after it; either way the others have been told.
+  if (notice_) return error;
   // A notice may already wait at the listener (the reporter may be why this rank failed): then
   // its cause is the one to return, and the others have it already.
   try {

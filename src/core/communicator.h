@@ -202,7 +202,7 @@ class Communicator {
   // The first failure notice received. A notice means the job is broken: once kept it is never
   // dropped, so the wait that sees it fails, and every later one (the C API also refuses calls
   // on a failed communicator). Looked at with the status queries, so it costs fast waits nothing.
-  std::optional<FailureNotice> notice_;
+  std::unique_ptr<FailureNotice> notice_;
   // How long a failing rank spends telling the others: a dead or stopped rank costs its slot,
   // never more than this in total.
   static constexpr auto kNoticeSendTime = std::chrono::milliseconds(1000);
