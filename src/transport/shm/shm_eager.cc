@@ -122,10 +122,10 @@ void ShmConnection::failIfPeerInAnotherCall() const {
     const FrameTag mine = recvs_.completed < recvs_.posted
                               ? recvs_.ring[recvs_.completed % kMaxInFlight].tag
                               : peek_.tag;
-    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", opKindName(mine.kind), " #", mine.seq,
-         " but ", peer_, " called ", opKindName(static_cast<OpKind>(nextEager.kind)), " #",
-         nextEager.seq, " (", nextEager.count, " x ",
-         dataTypeName(static_cast<DataType>(nextEager.type)), ", ",
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
+         describeCall(mine.kind, mine.seq, mine.call), " but ", peer_, " called ",
+         opKindName(static_cast<OpKind>(nextEager.kind)), " #", nextEager.seq, " (",
+         nextEager.count, " x ", dataTypeName(static_cast<DataType>(nextEager.type)), ", ",
          redOpName(static_cast<RedOp>(nextEager.op)),
          "): every rank must call the same collectives in the same order");
   }
