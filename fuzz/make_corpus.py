@@ -46,6 +46,14 @@ def status(rank, text):
             op(1, 56) + struct.pack("<H", len(text)) + text)
 
 
+def notice(rank, code, text):
+    # A failure notice (core/failure_notice.h): magic "HOFN", version 1, code, job tag, reporter,
+    # the operation, the cause.
+    op = lambda kind, seq: struct.pack("<BBHIQ", kind, 7, 0, seq, 1024)
+    return (struct.pack("<IHHQI", 0x4E464F48, 1, code, 0x0123456789ABCDEF, rank) + op(1, 57) +
+            struct.pack("<H", len(text)) + text)
+
+
 def frame(kind, seq, payload):
     # Version 2: the call's count, type, op and root follow (zero here, as the harness posts).
     return struct.pack("<HBBIQQBBHI", 0x4F48, 2, kind, seq, len(payload), 0, 0, 0, 0, 0) + payload
@@ -71,6 +79,7 @@ corpus = {
         "hello": b"\0" + hello(1, 0, 0, 1),
         "hello_streams": b"\0" + hello(4, 3, 2, 5),
         "status_answer": b"S" + status(3, b"data from rank 2 (host a, pid 9)"),
+        "failure_notice": b"N" + notice(3, 6, b"rank 1 (host a, pid 9) exited while rank 3 waited"),
         "frames_one_stream": receives(1, [(1, 0, 8), (7, 1, 0)]) +
         frame(1, 0, bytes(range(8))) + frame(7, 1, b""),
         "frames_two_streams": receives(8 + 2, [(4, 3, 4), (4, 3, 4), (4, 3, 2)],

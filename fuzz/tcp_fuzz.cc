@@ -1,5 +1,6 @@
 // Fuzzes what a rank reads from a TCP data connection: the hello a stranger sends to the listening
-// port, the status answer a rank reads back after a timeout (first byte 'S'), and the frames
+// port, the status answer a rank reads back after a timeout (first byte 'S'), the failure notice
+// a rank takes at its listener (first byte 'N'), and the frames
 // (32-byte header + payload) that follow on an established connection. The
 // frames go through a real TcpConnection reading from socketpairs, so the header checks, the
 // readv into posted buffers and the stream interleaving are the code that runs in a job.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/failure_notice.h"
 #include "core/rank_status.h"
 #include "transport/tcp/hello.h"
 #include "transport/tcp/tcp_connection.h"
@@ -59,6 +61,25 @@ void fuzzStatus(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < text; ++i) {
     check(i == 7 || i == 22 || i == 23 || i == 38 || i == 39 || again[i] == bytes[i]);
   }
+}
+
+// A failure notice: anything the decoder accepts is a well-formed notice from the expected rank
+// that encodes back to the same bytes (only the operation's reserved bytes 22-23 may differ).
+void fuzzNotice(const uint8_t* data, size_t size) {
+  const std::vector<uint8_t> bytes(data, data + size);
+  constexpr uint64_t kJobTag = 0x0123456789abcdefull;
+  FailureNotice notice;
+  try {
+    notice = decodeFailureNotice(bytes, 3, kJobTag);
+  } catch (const Error&) {
+    return;
+  }
+  check(notice.reporter == 3 && noticeCarries(notice.code));
+  check(!notice.cause.empty() && notice.cause.size() <= FailureNotice::kMaxCauseBytes);
+  for (char c : notice.cause) check(c >= 0x20 && c <= 0x7e);
+  const auto again = encodeFailureNotice(notice, kJobTag);
+  check(again.size() == bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) check(i == 22 || i == 23 || again[i] == bytes[i]);
 }
 
 struct Posted {
@@ -142,6 +163,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   if (data[0] == 'S') {
     hoop::fuzzStatus(data + 1, size - 1);
+  } else if (data[0] == 'N') {
+    hoop::fuzzNotice(data + 1, size - 1);
   } else if (data[0] % 2 == 0) {
     hoop::fuzzHello(data + 1, size - 1);
   } else {

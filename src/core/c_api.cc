@@ -180,7 +180,7 @@ struct GroupState {
 thread_local GroupState group;
 
 // Runs one operation on comm's communicator, holding its operation lock; a failure inside marks
-// the communicator failed, since peers may be mid-transfer.
+// the communicator failed, since peers may be mid-transfer, and is shared with the other ranks.
 template <typename Body>
 void runOn(hoopComm* comm, Body&& body) {
   std::lock_guard lock(comm->impl->operationMutex());
@@ -193,9 +193,11 @@ void runOn(hoopComm* comm, Body&& body) {
   try {
     body(*comm->impl);
   } catch (const Error& e) {
-    comm->failure = e.code();
-    comm->failureMessage = e.what();
-    throw;
+    // Before the error is returned, the other ranks hear of it (communicator.h, shareFailure).
+    Error shared = comm->impl->shareFailure(e);
+    comm->failure = shared.code();
+    comm->failureMessage = shared.what();
+    throw shared;
   }
 }
 
@@ -506,6 +508,15 @@ HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* async
       return;
     }
     std::lock_guard lock(comm->impl->operationMutex());
+    // Another rank's failure notice fails a communicator that is between operations too.
+    if (comm->failure == hoopSuccess) {
+      if (std::optional<Error> noticed = comm->impl->failureNoticed()) {
+        comm->failure = noticed->code();
+        comm->failureMessage = noticed->what();
+        std::lock_guard errorLock(comm->errorMutex);
+        comm->lastError = comm->failureMessage;
+      }
+    }
     *asyncError = comm->failure;
   });
 }

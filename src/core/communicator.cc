@@ -93,6 +93,9 @@ std::unique_ptr<Communicator> Communicator::create(
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
   comm->tcp_->setStatusResponder(
       [c = comm.get(), tag = id.jobTag] { return encodeRankStatus(c->status(), tag); });
+  comm->tcp_->setNoticeReceiver([c = comm.get()](int fromRank, const std::vector<uint8_t>& bytes) {
+    c->keepNotice(fromRank, bytes);
+  });
   comm->transportPolicy_ = TransportPolicy::fromEnv();
   comm->everyPeerOverShm_ =
       comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
@@ -378,6 +381,67 @@ void Communicator::answerStatusQueries(Clock::time_point now,
     throw;
   }
   waitingFor_ = nullptr;
+  if (notice_) throw noticeError();
+}
+
+void Communicator::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {
+  FailureNotice notice;
+  try {
+    notice = decodeFailureNotice(bytes, static_cast<uint32_t>(fromRank), tcp_->options().jobTag);
+  } catch (const Error& e) {
+    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "ignored a failure notice from ",
+        peers_[fromRank].describe(), ": ", e.what());
+    return;
+  }
+  log(LogLevel::kInfo, LogSubsys::kNet, rank_, "failure notice from ", peers_[fromRank].describe(),
+      " in its ", notice.operation.describe(), ": ", notice.cause);
+  if (!notice_) notice_ = std::make_unique<FailureNotice>(std::move(notice));
+}
+
+std::optional<Error> Communicator::failureNoticed() {
+  tcp_->serviceListener();
+  if (!notice_) return std::nullopt;
+  return noticeError("", str("the job failed after ", operation()));
+}
+
+Error Communicator::noticeError(const std::string& detail, const std::string& what) {
+  const FailureNotice& notice = *notice_;
+  const std::string where = notice.operation == operation_
+                                ? std::string()
+                                : str(", in its ", notice.operation.describe());
+  return Error(notice.code, str("rank ", rank_, ": ", what.empty() ? operation() + " failed" : what,
+                                ": ", notice.cause, " (reported by ",
+                                peers_[notice.reporter].describe(), where, ")", detail));
+}
+
+Error Communicator::shareFailure(const Error& error) {
+  if (abortRequested() || !noticeCarries(error.code())) return error;
+  // Kept before this failure: the failure is the notice's (made by noticeError, perhaps with a
+  // hang report appended) or came after it; either way the others have been told.
+  if (notice_) return error;
+  // A notice may already wait at the listener (the reporter may be why this rank failed): then
+  // its cause is the one to return, and the others have it already.
+  try {
+    tcp_->serviceListener();
+  } catch (const Error&) {
+    // Telling the others matters more than what the listener had.
+  }
+  if (notice_) return noticeError();
+  FailureNotice notice;
+  notice.reporter = static_cast<uint32_t>(rank_);
+  notice.code = error.code();
+  notice.operation = operation_;
+  notice.cause = noticeCause(error.what(), notice.reporter);
+  try {
+    const size_t told = tcp_->sendNotice(encodeFailureNotice(notice, tcp_->options().jobTag),
+                                         Clock::now() + kNoticeSendTime);
+    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "told ", told, " of ", size() - 1,
+        " other rank(s) that ", operation(), " failed");
+  } catch (const Error& e) {
+    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "could not tell the others that ", operation(),
+        " failed: ", e.what());
+  }
+  return error;
 }
 
 void Communicator::timedOut(FunctionRef<std::string()> waitingFor) {
@@ -419,6 +483,8 @@ void Communicator::timedOut(FunctionRef<std::string()> waitingFor) {
     log(LogLevel::kWarn, LogSubsys::kNet, rank_, "gathering the hang report failed: ", e.what());
   }
   waitingFor_ = nullptr;
+  // A notice that came in meanwhile names the cause; the report still shows where everyone is.
+  if (notice_) throw noticeError(str("\n", own, "\n", formatHangReport(report)));
   fail(hoopTimeout, own, "\n", formatHangReport(report));
 }
 

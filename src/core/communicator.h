@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/failure_notice.h"
 #include "core/function_ref.h"
 #include "core/rank_status.h"
 #include "core/types.h"
@@ -98,6 +100,17 @@ class Communicator {
   void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
   // What this rank would answer a status query now.
   RankStatus status() const;
+  // Called with the error an operation failed with, before it is returned; gives back the error
+  // to return. When the cause is this rank's own discovery (a peer died or a connection was lost,
+  // a mismatched call was read: codes noticeCarries() accepts), every other rank is sent a
+  // failure notice first (at most kNoticeSendTime), so it fails too and names the cause. A
+  // failure caused by a notice, an abort, a timeout (every rank has its own, with its hang
+  // report) or a notice already waiting here is not passed on: no storms.
+  Error shareFailure(const Error& error);
+  // Between operations: looks at the listener for a failure notice (no wait) and returns the
+  // error it makes, if one came. What hoopCommGetAsyncError asks a rank whose part of a call was
+  // done before another rank found it wrong (a broadcast root).
+  std::optional<Error> failureNoticed();
 
   // Logs at INFO the first time each schedule serves a kind of operation on this communicator
   // (every call would flood the log; never would hide what the tuner decided).
@@ -147,6 +160,11 @@ class Communicator {
   // HOOP_TIMEOUT passed: logs this rank's line, asks the others for theirs and throws hoopTimeout
   // with the hang report.
   [[noreturn]] void timedOut(FunctionRef<std::string()> waitingFor);
+  // A notice from `fromRank` reached the listener: kept (the first one only) for the wait.
+  void keepNotice(int fromRank, const std::vector<uint8_t>& bytes);
+  // The error a kept notice makes of the current operation (`what`: "allreduce #3 failed"
+  // when empty), with `detail` appended.
+  Error noticeError(const std::string& detail = "", const std::string& what = "");
 
   int rank_ = 0;
   int localRank_ = 0;
@@ -181,6 +199,13 @@ class Communicator {
   // While a wait serves a status query or reports its own timeout: what it waits for.
   const FunctionRef<std::string()>* waitingFor_ = nullptr;
   RankStatus::State state_ = RankStatus::State::kWaiting;
+  // The first failure notice received. A notice means the job is broken: once kept it is never
+  // dropped, so the wait that sees it fails, and every later one (the C API also refuses calls
+  // on a failed communicator). Looked at with the status queries, so it costs fast waits nothing.
+  std::unique_ptr<FailureNotice> notice_;
+  // How long a failing rank spends telling the others: a dead or stopped rank costs its slot,
+  // never more than this in total.
+  static constexpr auto kNoticeSendTime = std::chrono::milliseconds(1000);
   // Status queries are rare: a wait looks at the listener once per interval (one poll(2)), so a
   // query is answered within about that plus the wait's sleep slice, at no cost to fast waits.
   static constexpr auto kStatusCheckInterval = std::chrono::milliseconds(50);

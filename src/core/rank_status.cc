@@ -16,7 +16,9 @@ bool knownKind(uint8_t kind) {
          kind <= static_cast<uint8_t>(OpKind::kAllToAll);
 }
 
-void writeOp(WireWriter& out, const OpRecord& op) {
+}  // namespace
+
+void writeOpRecord(WireWriter& out, const OpRecord& op) {
   out.u8(static_cast<uint8_t>(op.kind));
   out.u8(static_cast<uint8_t>(op.type));
   out.u16(0);
@@ -24,7 +26,7 @@ void writeOp(WireWriter& out, const OpRecord& op) {
   out.u64(op.count);
 }
 
-OpRecord readOp(WireReader& in) {
+OpRecord readOpRecord(WireReader& in) {
   OpRecord op;
   const uint8_t kind = in.u8();
   const uint8_t type = in.u8();
@@ -37,8 +39,6 @@ OpRecord readOp(WireReader& in) {
   op.count = in.u64();
   return op;
 }
-
-}  // namespace
 
 std::string OpRecord::describe() const {
   if (kind == OpKind::kSetup) return "initialisation";
@@ -56,8 +56,8 @@ std::vector<uint8_t> encodeRankStatus(const RankStatus& status, uint64_t jobTag)
   out.u8(0);
   out.u64(jobTag);
   out.u32(status.rank);
-  writeOp(out, status.current);
-  writeOp(out, status.lastCompleted);
+  writeOpRecord(out, status.current);
+  writeOpRecord(out, status.lastCompleted);
   const size_t textBytes = std::min(status.waitingFor.size(), RankStatus::kMaxWaitingForBytes);
   out.u16(static_cast<uint16_t>(textBytes));
   out.raw(status.waitingFor.data(), textBytes);
@@ -81,8 +81,8 @@ RankStatus decodeRankStatus(const std::vector<uint8_t>& bytes, uint32_t expected
   if (status.rank != expectedRank) {
     fail(hoopRemoteError, "status answer from rank ", status.rank, ", asked rank ", expectedRank);
   }
-  status.current = readOp(in);
-  status.lastCompleted = readOp(in);
+  status.current = readOpRecord(in);
+  status.lastCompleted = readOpRecord(in);
   const uint16_t textBytes = in.u16();
   if (textBytes > RankStatus::kMaxWaitingForBytes || textBytes != in.remaining()) {
     fail(hoopRemoteError, "status answer text of ", textBytes, " bytes in ", in.remaining());

@@ -13,6 +13,9 @@
 
 namespace hoop {
 
+class WireWriter;
+class WireReader;
+
 // One operation, as messages name it: "allreduce #12 (1024 x float)".
 struct OpRecord {
   OpKind kind = OpKind::kSetup;
@@ -38,6 +41,11 @@ struct RankStatus {
 
   static constexpr size_t kMaxWaitingForBytes = 512;
 };
+
+// An OpRecord's 16 wire bytes (shared with core/failure_notice.h); the reader throws
+// hoopRemoteError for an unknown kind or data type.
+void writeOpRecord(WireWriter& out, const OpRecord& op);
+OpRecord readOpRecord(WireReader& in);
 
 std::vector<uint8_t> encodeRankStatus(const RankStatus& status, uint64_t jobTag);
 // Throws hoopRemoteError for anything but the status of rank `expectedRank` in job `jobTag`

@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "core/bootstrap.h"
+#include "core/failure_notice.h"
 #include "core/rank_status.h"
 #include "process_runner.h"
 #include "transport/tcp/hello.h"
+#include "transport/tcp/notice_wire.h"
 #include "transport/tcp/status_query.h"
 
 namespace hoop::test {
@@ -154,8 +156,9 @@ TEST(StoppedRankUnderHooprun, HooprunPrintsTheReportOnce) {
 }
 
 // Strangers at a rank's listener: garbage, a query without the secret, a hello with an unknown
-// purpose. Each is refused and logged, and the job finishes with exact results; a query with
-// the secret gets the rank's status.
+// purpose, a failure notice without the secret, a notice with the secret but a garbage payload.
+// Each is refused and logged, and the job finishes with exact results; a query with the secret
+// gets the rank's status.
 TEST(StatusQuery, StrangersAreRefusedAndTheJobGoesOn) {
   hoopUniqueId id;
   ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
@@ -189,12 +192,31 @@ TEST(StatusQuery, StrangersAreRefusedAndTheJobGoesOn) {
   std::vector<uint8_t> garbage(tcpHelloBytes(), 0x5a);
   std::vector<uint8_t> unknownPurpose = encodeTcpHello(query);
   unknownPurpose[10] = 9;
+  // A failure notice that would fail the job, from a stranger without the secret; and one with
+  // the secret whose payload is garbage. Both must leave the job running.
+  FailureNotice notice;
+  notice.reporter = 0;
+  notice.code = hoopRemoteError;
+  notice.operation = {OpKind::kAllReduce, 1, 0, DataType::kInt8};
+  notice.cause = "forged: rank 0 says everyone died";
+  TcpHello forgedHello = wrongSecret;
+  forgedHello.purpose = HelloPurpose::kFailureNotice;
+  std::vector<uint8_t> forged = encodeTcpHello(forgedHello);
+  const auto forgedNotice = frameNotice(encodeFailureNotice(notice, job.jobTag));
+  forged.insert(forged.end(), forgedNotice.begin(), forgedNotice.end());
+  TcpHello noticeHello = query;
+  noticeHello.purpose = HelloPurpose::kFailureNotice;
+  std::vector<uint8_t> garbled = encodeTcpHello(noticeHello);
+  const auto garbledNotice = frameNotice(std::vector<uint8_t>(40, 0x5a));
+  garbled.insert(garbled.end(), garbledNotice.begin(), garbledNotice.end());
   const auto until = steady_clock::now() + std::chrono::seconds(2);
   // The strangers get no answer; the job's own query does.
   auto answers = askForStatus({{rank1, garbage},
                                {rank1, encodeTcpHello(wrongSecret)},
                                {rank1, unknownPurpose},
-                               {rank1, encodeTcpHello(query)}},
+                               {rank1, encodeTcpHello(query)},
+                               {rank1, forged},
+                               {rank1, garbled}},
                               until, [] { return true; });
   EXPECT_TRUE(answers[0].empty());
   EXPECT_TRUE(answers[1].empty());
@@ -217,6 +239,9 @@ TEST(StatusQuery, StrangersAreRefusedAndTheJobGoesOn) {
   EXPECT_NE(log.find("refused a status query from 127.0.0.1"), std::string::npos) << log;
   EXPECT_NE(log.find(": it did not present this job's secret"), std::string::npos) << log;
   EXPECT_NE(log.find("answered a status query from rank 0 (host"), std::string::npos) << log;
+  EXPECT_NE(log.find("refused a failure notice from 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_NE(log.find("ignored a failure notice from rank 0 (host"), std::string::npos) << log;
+  EXPECT_EQ(log.find("forged:"), std::string::npos) << log;
 }
 
 }  // namespace

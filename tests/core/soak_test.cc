@@ -133,10 +133,10 @@ TEST_P(Transport, PeerFailureReleasesEverything) {
 }
 
 // SIGKILL of one of 4 ranks in a long allreduce loop: every survivor's allreduce fails within
-// HOOP_TIMEOUT + 2 s of the kill with hoopRemoteError or hoopTimeout naming a rank with its host
-// and pid, and the survivors that talk to the dead rank name it (with its pid). A survivor that
-// only talks to other survivors names the first of them to give up: hoop does not forward the
-// cause of a failure to ranks that never exchange data with the dead one.
+// HOOP_TIMEOUT + 2 s of the kill with hoopRemoteError naming the dead rank with its host and pid.
+// The survivors that talk to the dead rank find out themselves; they send the others a failure
+// notice before returning, so the survivors that only talk to survivors name the dead rank too
+// (and which rank reported it), rather than a survivor that gave up first.
 TEST_P(Transport, KilledRankIsReportedInTime) {
   constexpr int kTimeoutSeconds = 3;
   constexpr int kVictim = 2;
@@ -152,7 +152,6 @@ TEST_P(Transport, KilledRankIsReportedInTime) {
   const int64_t killedUs = static_cast<int64_t>(killed.tv_sec) * 1000000 + killed.tv_nsec / 1000;
   auto results = group.wait(std::chrono::seconds(60));
   EXPECT_EQ(results[kVictim].status, 128 + SIGKILL);
-  int namedIt = 0;
   const std::regex errorLine(R"(ERROR rank (\d) at (\d+) us: (\w+): (.*))");
   for (int r = 0; r < 4; ++r) {
     if (r == kVictim) continue;
@@ -162,16 +161,12 @@ TEST_P(Transport, KilledRankIsReportedInTime) {
     ASSERT_TRUE(std::regex_search(log, match, errorLine)) << "rank " << r << ":\n" << log;
     const int64_t afterKillUs = std::stoll(match[2]) - killedUs;
     EXPECT_LE(afterKillUs, (kTimeoutSeconds + 2) * 1000000LL) << "rank " << r << ":\n" << log;
-    EXPECT_TRUE(match[3] == "hoopRemoteError" || match[3] == "hoopTimeout") << match[0];
+    EXPECT_EQ(match[3], "hoopRemoteError") << match[0];
     const std::string message = match[4];
-    EXPECT_TRUE(std::regex_search(message, std::regex(R"(rank \d \(host [^,]+, pid \d+\))")))
-        << message;
-    if (message.find(victim) != std::string::npos) {
-      EXPECT_NE(message.find(victimPid), std::string::npos) << message;
-      ++namedIt;
-    }
+    const size_t named = message.find(victim);
+    ASSERT_NE(named, std::string::npos) << "rank " << r << ": " << message;
+    EXPECT_NE(message.find(victimPid, named), std::string::npos) << "rank " << r << ": " << message;
   }
-  EXPECT_GE(namedIt, 1) << results[0].output << results[1].output << results[3].output;
 }
 
 // The same under hooprun: a rank SIGKILLs itself mid-loop; hooprun exits non-zero naming it.
@@ -192,25 +187,26 @@ INSTANTIATE_TEST_SUITE_P(Soak, Transport, ::testing::Values("shm", "tcp"),
 
 // Rank 0 and the last of 3 ranks make calls that differ in one respect (rank 1 makes rank 0's
 // call). Every call sent carries its kind, sequence, count, type, op and root, so a rank that
-// receives data from a different call fails with hoopInvalidUsage naming both calls; nobody ends
-// with a wrong result. Where each side receives from the other (count, type, op) both sides
-// report it. A rank that only sends to the odd one (a broadcast root, the senders of another
-// kind of call) cannot know and returns success or waits for data that never comes, and rank 1
-// waits on the odd rank until HOOP_TIMEOUT or its exit: hoop does not forward one rank's error
-// to others. Ranks keep their connections open a little after the call, so the two that
-// disagree each read the other's message before seeing it exit.
+// receives data from a different call fails with hoopInvalidUsage naming both calls, and sends
+// every other rank a failure notice before returning: they fail with hoopInvalidUsage too, with
+// the same words and which rank reported it. Nobody ends with a wrong result or a timeout. A rank
+// whose part was done before anything went wrong returns success, and hoopCommGetAsyncError
+// reports the notice once one came. Known gap: with a different root, ranks 0 and 1 are done
+// before anyone can tell (rank 0's data waits unread at rank 2, which waits for rank 1, which
+// thinks rank 0 is the root): they return success and rank 2 fails only when one of them exits,
+// with hoopRemoteError or, if it reads rank 0's leftover data first, hoopInvalidUsage (and its
+// notice then reaches the other if it still polls).
 class Mismatch : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
-TEST_P(Mismatch, EveryRankFailsOrIsUnaffectedAndTheReceiverNamesBothCalls) {
+TEST_P(Mismatch, EveryRankReturnsInvalidUsageNamingBothCalls) {
   auto [what, transport] = GetParam();
-  auto results =
-      runRanks(3, {"--suite", "mismatch", "--what", what},
-               {{"HOOP_TRANSPORT", transport},
-                {"HOOP_TIMEOUT", "1"},
-                {"HOOP_TEST_LINGER_MS", "400"},
-                // The chain broadcast, whose order of receivers the expectations below describe.
-                {"HOOP_ALGO", "broadcast:=ring"}},
-               60);
+  auto results = runRanks(3, {"--suite", "mismatch", "--what", what},
+                          {{"HOOP_TRANSPORT", transport},
+                           {"HOOP_TIMEOUT", "5"},
+                           {"HOOP_TEST_LINGER_MS", "400"},
+                           // The chain broadcast, whose order the comment above describes.
+                           {"HOOP_ALGO", "broadcast:=ring"}},
+                          60);
   // What the odd rank's call and the others' call look like in a message naming both.
   const std::map<std::string, std::pair<std::string, std::string>> calls = {
       {"kind", {"broadcast #0", "allreduce #0"}},
@@ -219,35 +215,23 @@ TEST_P(Mismatch, EveryRankFailsOrIsUnaffectedAndTheReceiverNamesBothCalls) {
       {"op", {"int32, max", "int32, sum"}},
       {"root", {"root 1", "root 0"}}};
   const auto& [odd, others] = calls.at(what);
-  auto verdict = [&](size_t r) {
+  for (size_t r = 0; r < 3; ++r) {
     std::smatch match;
     const std::string& log = results[r].output;
-    EXPECT_TRUE(std::regex_search(log, match, std::regex(R"(MISMATCH rank \d: (\w+): (.*))")))
+    ASSERT_TRUE(std::regex_search(log, match, std::regex(R"(MISMATCH rank \d: (\w+): (.*))")))
+        << "rank " << r << ":\n"
         << log;
-    return std::make_pair(match.size() > 2 ? match[1].str() : "",
-                          match.size() > 2 ? match[2].str() : "");
-  };
-  auto namesBoth = [&](const std::string& message) {
-    return message.find(odd) != std::string::npos && message.find(others) != std::string::npos;
-  };
-  const bool bothSides = what == "count" || what == "dtype" || what == "op";
-  // A rank that never receives from the odd one: it fails one way or another, or (a broadcast
-  // root's senders) is done before anything is wrong.
-  auto bystanderVerdict = [&](const std::string& code) {
-    return code == "hoopInvalidUsage" || code == "hoopTimeout" || code == "hoopRemoteError" ||
-           (what == "root" && code == "hoopSuccess");
-  };
-  for (size_t r : {size_t{0}, size_t{2}}) {
-    auto [code, message] = verdict(r);
-    if (r == 2 || bothSides) {
-      EXPECT_EQ(code, "hoopInvalidUsage") << "rank " << r << ": " << message;
-      EXPECT_TRUE(namesBoth(message)) << "rank " << r << ": " << message;
-    } else {
-      EXPECT_TRUE(bystanderVerdict(code)) << "rank " << r << ": " << code << ": " << message;
+    const std::string message = match[2];
+    if (what == "root") {
+      const bool expected = match[1] == "hoopRemoteError" || match[1] == "hoopInvalidUsage" ||
+                            (r < 2 && match[1] == "hoopSuccess");
+      EXPECT_TRUE(expected) << "rank " << r << ": " << match[1] << ": " << message;
+      continue;
     }
+    EXPECT_EQ(match[1], "hoopInvalidUsage") << "rank " << r << ": " << message;
+    EXPECT_NE(message.find(odd), std::string::npos) << "rank " << r << ": " << message;
+    EXPECT_NE(message.find(others), std::string::npos) << "rank " << r << ": " << message;
   }
-  auto [code1, message1] = verdict(1);
-  EXPECT_TRUE(bystanderVerdict(code1)) << "rank 1: " << code1 << ": " << message1;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -354,8 +354,8 @@ void peerFailure(const Resources& beforeInit, hoopComm_t comm) {
 }
 
 // Rank 0 and the last rank make different calls (what differs: `what`); the ranks between make
-// rank 0's call. Prints what hoop returned ("MISMATCH rank R: <code>: <message>") for the test
-// to judge.
+// rank 0's call. Prints what hoop returned ("MISMATCH rank R: <code>: <message>"; for a rank
+// whose call succeeded, what its next call returned) for the test to judge.
 void mismatch(hoopComm_t comm, const std::string& what) {
   const bool odd = rank == nranks - 1;
   size_t count = 1024;
@@ -375,13 +375,20 @@ void mismatch(hoopComm_t comm, const std::string& what) {
   } else {
     result = hoopAllReduce(buffer.data(), buffer.data(), count, type, op, comm, nullptr);
   }
+  if (result == hoopSuccess) {
+    // Its part of the call was done before anything went wrong (a broadcast root's sends): the
+    // failure notice of a rank that found the mismatch fails the communicator afterwards, as
+    // hoopCommGetAsyncError says. Asked for HOOP_TEST_LINGER_MS, then this rank exits.
+    std::printf("FIRST CALL rank %d: hoopSuccess\n", rank);
+    const char* linger = std::getenv("HOOP_TEST_LINGER_MS");
+    const int lingerMs = linger == nullptr ? 0 : std::atoi(linger);
+    for (int waited = 0; waited < lingerMs && result == hoopSuccess; waited += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (hoopCommGetAsyncError(comm, &result) != hoopSuccess) die("hoopCommGetAsyncError");
+    }
+  }
   std::printf("MISMATCH rank %d: %s: %s\n", rank, resultName(result), hoopGetLastError(comm));
   std::fflush(stdout);
-  // Keeps this rank's connections open a while, so a peer still waiting on it sees what hoop
-  // tells it about the mismatch rather than this process's exit.
-  if (const char* linger = std::getenv("HOOP_TEST_LINGER_MS")) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(linger)));
-  }
   hoopCommDestroy(comm);
   std::exit(0);  // the test reads the verdict
 }

@@ -397,7 +397,8 @@ std::string ShmConnection::pendingWork() const {
   } else if (peek_.wanted) {
     what = str("waiting for ", opKindName(peek_.tag.kind), " #", peek_.tag.seq, " data from it");
   } else if (eager_.wanted) {
-    what = str("waiting for ", opKindName(eager_.tag.kind), " #", eager_.tag.seq, " data from it");
+    what = str("waiting for ", opKindName(eager_.call.tag.kind), " #", eager_.call.tag.seq,
+               " data from it");
   }
   if (sends_.completed < sends_.posted) {
     FrameTag tag = sends_.ring[sends_.completed % kMaxInFlight].tag;

@@ -227,7 +227,7 @@ class ShmConnection : public Connection {
   struct EagerWait {
     bool wanted = false;  // peekEager returned nullptr: a caller waits for it
     bool held = false;    // peekEager returned it: in use until releaseEager
-    FrameTag tag{};
+    EagerCall call{};     // the call it waits for, named in a mismatch
   } eager_;
 };
 

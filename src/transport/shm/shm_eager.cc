@@ -47,7 +47,7 @@ const void* ShmConnection::peekEager(const EagerCall& call) {
   if (descriptor.number.load(std::memory_order_acquire) != number) {
     if (!eager_.wanted) idle_ = false;  // a new wait starts its own liveness clock
     eager_.wanted = true;
-    eager_.tag = call.tag;
+    eager_.call = call;
     checkPeerWhileIdle();
     return nullptr;
   }
@@ -58,7 +58,11 @@ const void* ShmConnection::peekEager(const EagerCall& call) {
     failEagerMismatch(descriptor, call);
   }
   peerEagerReadSeen_ = std::max(peerEagerReadSeen_, descriptor.consumed);
-  eager_ = EagerWait{false, true, call.tag};
+  // The call itself matters only while waiting (for a mismatch message): keep the hot path to
+  // the tag.
+  eager_.wanted = false;
+  eager_.held = true;
+  eager_.call.tag = call.tag;
   idle_ = false;
   return layout_.eagerData(sender, number);
 }
@@ -104,11 +108,14 @@ void ShmConnection::failIfPeerInAnotherCall() const {
   };
   if (eager_.wanted && slotArrived() && !eagerArrived()) {
     const ShmSlotHeader header = readInboundHeader();
-    const CallParams theirs{header.callCount, header.callType, header.callOp, header.callRoot};
-    fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
-         describeCall(eager_.tag.kind, eager_.tag.seq, eager_.tag.call), " but ", peer_, " called ",
-         describeCall(static_cast<OpKind>(header.kind), header.seq, theirs),
-         ": every rank must call the same collectives in the same order");
+    const EagerCall& mine = eager_.call;
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", opKindName(mine.tag.kind), " #",
+         mine.tag.seq, " (", mine.count, " x ", dataTypeName(mine.type), ", ", redOpName(mine.op),
+         ") but ", peer_, " sent data for ", opKindName(static_cast<OpKind>(header.kind)), " #",
+         header.seq, " (", header.callCount, " x ",
+         dataTypeName(static_cast<DataType>(header.callType)), ", ",
+         redOpName(static_cast<RedOp>(header.callOp)),
+         "): every rank must call the same collectives in the same order");
   }
   const bool waitingForSlot = recvs_.completed < recvs_.posted || peek_.wanted;
   if (waitingForSlot && eagerArrived() && !slotArrived()) {

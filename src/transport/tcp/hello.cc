@@ -39,7 +39,7 @@ TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes) {
   h.streamIndex = in.u16();
   // Was a reserved zero before status queries existed, so old data hellos still read as data.
   const uint16_t purpose = in.u16();
-  if (purpose > static_cast<uint16_t>(HelloPurpose::kStatusQuery)) {
+  if (purpose > static_cast<uint16_t>(HelloPurpose::kFailureNotice)) {
     fail(hoopRemoteError, "unknown connection purpose ", purpose);
   }
   h.purpose = static_cast<HelloPurpose>(purpose);

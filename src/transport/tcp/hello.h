@@ -11,9 +11,10 @@
 
 namespace hoop {
 
-// Why a connection was opened: a data stream, or a one-shot question about what the rank is doing
-// (the hang report's status query; see core/hang_report.h).
-enum class HelloPurpose : uint16_t { kData = 0, kStatusQuery = 1 };
+// Why a connection was opened: a data stream, a one-shot question about what the rank is doing
+// (the hang report's status query; see core/hang_report.h), or a one-shot failure notice (see
+// core/failure_notice.h).
+enum class HelloPurpose : uint16_t { kData = 0, kStatusQuery = 1, kFailureNotice = 2 };
 
 struct TcpHello {
   HelloPurpose purpose = HelloPurpose::kData;

@@ -22,6 +22,7 @@ struct Query {
   size_t sent = 0;
   std::vector<uint8_t> received;
   bool finished = false;
+  bool answered = false;
 };
 
 uint32_t lengthOf(const std::vector<uint8_t>& bytes) {
@@ -71,6 +72,7 @@ bool advance(Query& q, const StatusTarget& target, std::vector<uint8_t>& answer)
     }
     if (q.received.size() == want) {
       answer.assign(q.received.begin() + kLengthBytes, q.received.end());
+      q.answered = true;
       return true;
     }
     const size_t have = q.received.size();
@@ -95,7 +97,7 @@ std::vector<uint8_t> frameStatusAnswer(const std::vector<uint8_t>& payload) {
 std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& targets,
                                                Clock::time_point until,
                                                const std::function<bool()>& meanwhile,
-                                               size_t maxInFlight) {
+                                               size_t maxInFlight, size_t* answered) {
   std::vector<std::vector<uint8_t>> answers(targets.size());
   std::vector<Query> inFlight;
   size_t next = 0;
@@ -124,6 +126,7 @@ std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& 
       if (fds[i].revents == 0) continue;
       Query& q = inFlight[i];
       q.finished = advance(q, targets[q.target], answers[q.target]);
+      if (q.answered && answered != nullptr) ++*answered;
     }
     std::erase_if(inFlight, [](const Query& q) { return q.finished; });
     if (meanwhile && !meanwhile()) break;

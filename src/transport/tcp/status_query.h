@@ -27,10 +27,11 @@ struct StatusTarget {
 // Connects to every target (at most `maxInFlight` at once), sends its hello and reads one framed
 // answer. Returns the payloads by target position, empty where no valid answer came by
 // `until`. `meanwhile` runs between polls (the caller answers queries sent to itself there);
-// when it returns false the gathering stops with what it has.
+// when it returns false the gathering stops with what it has. `answered`, when given, counts the
+// whole answers (empty ones included: a failure notice's receipt is one).
 std::vector<std::vector<uint8_t>> askForStatus(const std::vector<StatusTarget>& targets,
                                                Clock::time_point until,
                                                const std::function<bool()>& meanwhile,
-                                               size_t maxInFlight = 64);
+                                               size_t maxInFlight = 64, size_t* answered = nullptr);
 
 }  // namespace hoop

@@ -13,6 +13,7 @@
 
 #include "core/secret.h"
 #include "transport/tcp/handshake_acceptor.h"
+#include "transport/tcp/hello.h"
 #include "transport/tcp/tcp_connection.h"
 
 namespace hoop {
@@ -48,6 +49,11 @@ class TcpTransport {
   void setStatusResponder(std::function<std::vector<uint8_t>()> answer) {
     statusResponder_ = std::move(answer);
   }
+  // Failure notices (hellos with purpose kFailureNotice, see notice_wire.h) from a rank of this
+  // job are handed to `take` with the sender's rank and the payload; without it they are refused.
+  void setNoticeReceiver(std::function<void(int, const std::vector<uint8_t>&)> take) {
+    noticeReceiver_ = std::move(take);
+  }
   // Takes what waits at the listener without blocking: answers status queries, keeps data
   // streams for a later establish(). One poll(2) when nothing is there.
   void serviceListener();
@@ -56,6 +62,10 @@ class TcpTransport {
   std::vector<std::vector<uint8_t>> askStatus(const std::vector<int>& ranks,
                                               Clock::time_point until,
                                               const std::function<bool()>& aborted);
+  // Sends `payload` as a failure notice to every other rank at once, until each has taken it or
+  // `until` passed; notices and queries sent to this rank meanwhile are taken and answered.
+  // Returns how many ranks confirmed it.
+  size_t sendNotice(const std::vector<uint8_t>& payload, Clock::time_point until);
 
  private:
   std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
@@ -67,6 +77,10 @@ class TcpTransport {
   // A status query goes to answerStatusQuery, anything else to admit.
   void dispatch(HandshakeAcceptor::Arrival& arrival);
   void answerStatusQuery(HandshakeAcceptor::Arrival& arrival);
+  void takeNotice(HandshakeAcceptor::Arrival& arrival);
+  // Why a one-shot hello (query or notice) is refused; empty when it is from a rank of this job.
+  std::string refusalOf(const TcpHello& hello) const;
+  TcpHello oneShotHello(HelloPurpose purpose, int toRank) const;
 
   TcpOptions options_;
   UniqueFd listener_;
@@ -75,6 +89,7 @@ class TcpTransport {
   // Streams accepted from peers this rank has not asked for yet, by rank then stream index.
   std::map<int, std::vector<std::optional<UniqueFd>>> arrived_;
   std::function<std::vector<uint8_t>()> statusResponder_;
+  std::function<void(int, const std::vector<uint8_t>&)> noticeReceiver_;
 };
 
 }  // namespace hoop
