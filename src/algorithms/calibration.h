@@ -4,7 +4,8 @@
 // Every rank times a few ring steps with its neighbours (8 bytes for the latency, 256 KiB for
 // the bandwidth) and the CPU reduction, then the ranks pass their figures once around the ring
 // keeping the slowest: every rank adopts the same numbers, so every rank still makes the same
-// choices. About (12 + n) ring steps and a millisecond of reduction; HOOP_TUNE_CALIBRATE=0
+// choices. About 2 x (slots + 2) + 12 + n ring steps (the first pass through the slots warms
+// their pages) and a millisecond of reduction; HOOP_TUNE_CALIBRATE=0
 // skips it and keeps the defaults, and a HOOP_TUNE_SHM/TCP/REDUCE value is kept as given.
 #pragma once
 
