@@ -102,7 +102,12 @@ void calibrateCostModel(Communicator& comm) {
   const bool overShm = comm.everyPeerOverShm();
   const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
   LinkCost& link = overShm ? model.shm : model.tcp;
-  if (!linkFromEnv) link = {agreed.alphaUs, 1 / agreed.usPerByte};
+  if (!linkFromEnv) {
+    link = {agreed.alphaUs, 1 / agreed.usPerByte};
+    // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
+    // both grow alike when ranks outnumber cores).
+    if (overShm) model.eagerAlphaUs = agreed.alphaUs;
+  }
   if (!model.reduceFromEnv) model.reduceBytesPerUs = 1 / agreed.reduceUsPerByte;
   comm.adoptCostModel(model);
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),

@@ -28,8 +28,6 @@ LinkCost linkFromEnv(const char* name, LinkCost fallback) {
   return {alpha, gbps * 1e3};
 }
 
-constexpr double kTwoShotByteFactor = 1.25;
-
 }  // namespace
 
 CostModel CostModel::fromEnvironment() {
@@ -77,6 +75,15 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // recursive doubling's two rounds, from 8 B to 32 KiB).
 double extraMessageShare(const CallShape& shape) {
   return shape.hosts > 1 || !shape.sharedMemory ? 1.0 : 0.25;
+}
+
+// The two-shot allreduce's byte terms against the ring's. Over shm its n-1 streams at once move
+// less smoothly than the ring's one neighbour at a time (the fold waits on each in turn):
+// measured at 4 ranks on 2 cores, ahead of the ring up to 256 KiB and behind from 512 KiB. Over
+// TCP the streams at once keep the connections busier: 0.55-0.8x the ring's time at 512 KiB to
+// 2 MiB at 4 ranks.
+double twoShotByteFactor(const CallShape& shape) {
+  return shape.hosts > 1 || !shape.sharedMemory ? 0.75 : 1.25;
 }
 
 bool hierarchical(const CallShape& shape) { return shape.ranksPerHost >= 2 && shape.hosts >= 2; }
@@ -143,15 +150,14 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     // measured 2-2.75x slower than the ring from 2 MiB up at 4 ranks. Forced, it still runs.
     if (s / n > static_cast<double>(shape.pieceLimit)) return std::nullopt;
     // Two steps, each posting n-1 messages of S/n at once; the ring's volume, and the owner
-    // folds n copies of its piece. Its bytes move less smoothly than the ring's (n-1 streams at
-    // once, the fold waiting on each in turn): 1.25x the ring's byte terms, from 4 ranks on 2
-    // cores where it beat the ring up to 256 KiB and lost from 512 KiB.
+    // folds n copies of its piece (twoShotByteFactor: how those bytes move against the ring's).
     return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +
-           kTwoShotByteFactor * (2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r);
+           twoShotByteFactor(shape) * (2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r);
   }
   if (name == "oneshot") {
-    // One eager handshake per peer; the peers' inputs are read in place while reducing.
-    return model.eagerAlphaUs + (n - 1) * s / model.shm.bytesPerUs + (n - 1) * s / r;
+    // One eager handshake per peer; each rank copies its input into every peer's eager buffer
+    // and reduces the peers' inputs where they lie: memory passes, at about the kernel's rate.
+    return model.eagerAlphaUs + 2 * (n - 1) * s / r;
   }
   if (name == "hierarchical") {
     if (!hierarchical(shape)) return std::nullopt;
