@@ -83,6 +83,7 @@ double extraMessageShare(const CallShape& shape) {
 // TCP the streams at once keep the connections busier: 0.55-0.8x the ring's time at 512 KiB to
 // 2 MiB at 4 ranks.
 double twoShotByteFactor(const CallShape& shape) {
+  if (shape.ranks <= 2) return 1.0;  // one message each way per step: it is the ring
   return shape.hosts > 1 || !shape.sharedMemory ? 0.75 : 1.25;
 }
 
