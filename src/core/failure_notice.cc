@@ -54,7 +54,8 @@ FailureNotice decodeFailureNotice(const std::vector<uint8_t>& bytes, uint32_t ex
   if (in.u16() != kNoticeVersion) fail(hoopRemoteError, "another hoop failure notice version");
   FailureNotice notice;
   const uint16_t code = in.u16();
-  if (!noticeCarries(static_cast<hoopResult_t>(code))) {
+  // Compared as a number first: a value outside hoopResult_t is no enum value to convert to.
+  if (code != hoopRemoteError && code != hoopInvalidUsage) {
     fail(hoopRemoteError, "failure notice with code ", code);
   }
   notice.code = static_cast<hoopResult_t>(code);

@@ -57,6 +57,11 @@ TEST(FailureNotice, EveryMalformedFieldIsRefused) {
   expectRefused(with(4, 9), "another hoop failure notice version");
   expectRefused(with(6, static_cast<uint8_t>(hoopSuccess)), "with code 0");
   expectRefused(with(6, static_cast<uint8_t>(hoopTimeout)), "with code 8");
+  // A code no hoopResult_t holds is refused as a number (the fuzzer found it converted first).
+  std::vector<uint8_t> unknownCode = good;
+  unknownCode[6] = 0xff;
+  unknownCode[7] = 0xff;
+  expectRefused(unknownCode, "with code 65535");
   expectRefused(with(8, 0), "from another job");
   expectRefused(with(16, 3), "signed by rank 3 sent by rank 2");
   expectRefused(with(20, 0), "unknown operation kind 0");
