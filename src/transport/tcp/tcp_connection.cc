@@ -170,12 +170,12 @@ void TcpConnection::checkHeader(const Message& m) const {
   call.count = in.u64();
   call.type = in.u8();
   call.op = in.u8();
-  in.u16();
+  const uint16_t reserved = in.u16();
   call.root = in.u32();
-  if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion) {
+  if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion || reserved != 0) {
     fail(hoopRemoteError, "rank ", selfRank_, ": garbage on the connection from ", peer_,
-         " (bad frame magic/version) during ", opKindName(m.tag.kind), " #", m.tag.seq,
-         "; the connection is unusable");
+         " (bad frame magic/version/reserved bytes) during ", opKindName(m.tag.kind), " #",
+         m.tag.seq, "; the connection is unusable");
   }
   if (kind != m.tag.kind || seq != m.tag.seq) {
     fail(hoopInvalidUsage, "rank ", selfRank_, " is in ", opKindName(m.tag.kind), " #", m.tag.seq,
