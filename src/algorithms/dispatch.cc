@@ -92,7 +92,7 @@ ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& ar
 void runCollective(Communicator& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
-  comm.beginOperation(args.kind, args.seq, args.count, args.type);
+  comm.beginOperation(args.kind, args.seq, args.count, args.type, args.tag().call);
   // The choice depends only on the kind and size (the rest is fixed for the communicator).
   Communicator::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
   if (memo.schedule == nullptr || memo.bytes != args.bytes()) {

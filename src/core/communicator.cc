@@ -283,7 +283,9 @@ void Communicator::setUpShm(int peer) {
   shmConnections_[peer] = std::move(shm);
 }
 
-void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type) {
+void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type,
+                                  const CallParams& call) {
+  currentCall_ = call;
   // A failed operation leaves the communicator unusable, so the one before this has completed.
   lastCompleted_ = operation_;
   operation_ = {kind, seq, count, type};
@@ -382,6 +384,26 @@ void Communicator::answerStatusQueries(Clock::time_point now,
   }
   waitingFor_ = nullptr;
   if (notice_) throw noticeError();
+  failIfAPeerCalledSomethingElse();
+}
+
+void Communicator::failIfAPeerCalledSomethingElse() const {
+  // Send/recv numbers its messages per peer, so another group's message may wait here with the
+  // same number; setup is no call of the user's.
+  if (operation_.kind == OpKind::kSendRecv || operation_.kind == OpKind::kSetup) return;
+  for (size_t peer = 0; peer < connections_.size(); ++peer) {
+    if (connections_[peer] == nullptr) continue;
+    const std::optional<FrameTag> unclaimed = connections_[peer]->peekUnclaimed();
+    if (!unclaimed || unclaimed->kind != operation_.kind || unclaimed->seq != operation_.seq ||
+        unclaimed->call == currentCall_) {
+      continue;
+    }
+    fail(hoopInvalidUsage, "rank ", rank_, " called ",
+         describeCall(operation_.kind, operation_.seq, currentCall_), " but ",
+         peers_[peer].describe(), " called ",
+         describeCall(unclaimed->kind, unclaimed->seq, unclaimed->call),
+         ": every rank must make the same call with the same count, type, op and root");
+  }
 }
 
 void Communicator::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {

@@ -91,7 +91,10 @@ class Communicator {
   // Starts the clock for one operation's HOOP_TIMEOUT; describes it for error messages.
   // `kind` and `seq` name it; `count` and `type` add the size (count 0: not shown). Kept as
   // values and turned into text only for an error: this runs on every call.
-  void beginOperation(OpKind kind, uint32_t seq, size_t count = 0, DataType type = DataType::kInt8);
+  // `call`: the collective's parameters as its messages carry them, to spot a peer that made a
+  // different call (failIfAPeerCalledSomethingElse).
+  void beginOperation(OpKind kind, uint32_t seq, size_t count = 0, DataType type = DataType::kInt8,
+                      const CallParams& call = {});
   // "allreduce #12 (1024 x float)", for messages.
   std::string operation() const { return operation_.describe(); }
   // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
@@ -157,6 +160,10 @@ class Communicator {
   void sleepUntilActivity(int timeoutMs);
   // Answers status queries waiting at the listener (at most every kStatusCheckInterval).
   void answerStatusQueries(Clock::time_point now, FunctionRef<std::string()> waitingFor);
+  // A peer's message for this very call, unclaimed (no receive here waits for it), whose
+  // parameters differ from this rank's: the peer made another call, and this rank may be waiting
+  // for data that will never come (a broadcast's other root). hoopInvalidUsage naming both.
+  void failIfAPeerCalledSomethingElse() const;
   // HOOP_TIMEOUT passed: logs this rank's line, asks the others for theirs and throws hoopTimeout
   // with the hang report.
   [[noreturn]] void timedOut(FunctionRef<std::string()> waitingFor);
@@ -196,6 +203,7 @@ class Communicator {
   // one before has completed. Two stores per operation, read only by status queries.
   OpRecord operation_;
   OpRecord lastCompleted_;
+  CallParams currentCall_;  // operation_'s parameters as its messages carry them
   // While a wait serves a status query or reports its own timeout: what it waits for.
   const FunctionRef<std::string()>* waitingFor_ = nullptr;
   RankStatus::State state_ = RankStatus::State::kWaiting;

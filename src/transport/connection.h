@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <optional>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,6 +67,12 @@ class Connection {
   // call addWaitFds() (which tells the peer a sleeper needs a wake), then FUTEX_WAIT (shared,
   // not private) on the loaded value with a timeout. See ShmConnection::waitWord.
   virtual const std::atomic<uint32_t>* waitWord() const { return nullptr; }
+
+  // The tag of the next inbound message when no posted receive claims it yet and its header has
+  // arrived, else nullopt; reads nothing away. A rank waiting on one peer uses it to spot
+  // another peer that made a different call (a broadcast's other root: its data lands where
+  // nobody waits for it, while this rank waits for data that will never come).
+  virtual std::optional<FrameTag> peekUnclaimed() { return std::nullopt; }
 
   // Nothing posted is unfinished, and nothing else waits on the peer (a transport with more ways
   // to wait than posted messages says so here).

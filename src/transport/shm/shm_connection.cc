@@ -185,6 +185,20 @@ bool ShmConnection::progressSends() {
 
 // ---- receiving ----
 
+std::optional<FrameTag> ShmConnection::peekUnclaimed() {
+  if (recvs_.completed != recvs_.posted || peek_.active || peek_.wanted) return std::nullopt;
+  if (!acquireInboundSlot()) return std::nullopt;
+  const ShmSlotHeader header = readInboundHeader();
+  // Garbage is for the receive that claims it to report, with its checks.
+  if (header.magic != ShmSlotHeader::kMagic || header.version != ShmSlotHeader::kVersion ||
+      header.fragmentOffset != 0) {
+    return std::nullopt;
+  }
+  return FrameTag{static_cast<OpKind>(header.kind),
+                  header.seq,
+                  {header.callCount, header.callType, header.callOp, header.callRoot}};
+}
+
 ShmSlotHeader ShmConnection::readInboundHeader() const {
   // A private copy: the peer could change the shared header after we checked it, so we check
   // and then use only the copy.

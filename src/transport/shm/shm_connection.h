@@ -83,6 +83,7 @@ class ShmConnection : public Connection {
   // releasePeeked(): hands the slot back to the sender. The message counts as one receive:
   // recvsPosted() and recvsCompleted() both advance, so tickets keep matching the peer's sends.
   bool canPeek(size_t bytes) const;
+  std::optional<FrameTag> peekUnclaimed() override;
   const void* peekRecv(size_t bytes, FrameTag tag);
   void releasePeeked();
 

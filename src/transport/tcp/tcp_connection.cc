@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -157,6 +158,29 @@ bool TcpConnection::progressRecvs(size_t streamIndex) {
     stream.nextRecv += stride;
   }
   return moved;
+}
+
+std::optional<FrameTag> TcpConnection::peekUnclaimed() {
+  if (recvs_.completed != recvs_.posted) return std::nullopt;  // a receive claims what comes
+  // The next message arrives on the stream of the next ticket.
+  Stream& stream = streams_[recvs_.posted % streams_.size()];
+  std::array<uint8_t, FrameHeader::kBytes> header;
+  const ssize_t got =
+      ::recv(stream.fd.get(), header.data(), header.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (got != static_cast<ssize_t>(header.size())) return std::nullopt;
+  WireReader in(header.data(), header.size(), "frame header");
+  const uint16_t magic = in.u16();
+  const uint8_t version = in.u8();
+  // Garbage is for the receive that claims it to report, with its checks.
+  if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion) return std::nullopt;
+  FrameTag tag{static_cast<OpKind>(in.u8()), in.u32()};
+  in.u64();  // bytes
+  tag.call.count = in.u64();
+  tag.call.type = in.u8();
+  tag.call.op = in.u8();
+  in.u16();
+  tag.call.root = in.u32();
+  return tag;
 }
 
 void TcpConnection::checkHeader(const Message& m) const {

@@ -41,6 +41,7 @@ class TcpConnection : public Connection {
   uint64_t recvsPosted() const override { return recvs_.posted; }
   size_t maxInFlight() const override { return kMaxInFlight; }
   bool progress() override;
+  std::optional<FrameTag> peekUnclaimed() override;
   void addWaitFds(std::vector<pollfd>& fds) const override;
 
   size_t streamCount() const { return streams_.size(); }
