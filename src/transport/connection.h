@@ -8,9 +8,9 @@
 #include <poll.h>
 
 #include <atomic>
-#include <optional>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -198,11 +198,9 @@ class Mismatch : public ::testing::TestWithParam<std::tuple<std::string, std::st
 
 TEST_P(Mismatch, EveryRankReturnsInvalidUsageNamingBothCalls) {
   auto [what, transport] = GetParam();
-  auto results = runRanks(3, {"--suite", "mismatch", "--what", what},
-                          {{"HOOP_TRANSPORT", transport},
-                           {"HOOP_TIMEOUT", "5"},
-                           {"HOOP_TEST_LINGER_MS", "400"}},
-                          60);
+  auto results = runRanks(
+      3, {"--suite", "mismatch", "--what", what},
+      {{"HOOP_TRANSPORT", transport}, {"HOOP_TIMEOUT", "5"}, {"HOOP_TEST_LINGER_MS", "400"}}, 60);
   // What the odd rank's call and the others' call look like in a message naming both.
   const std::map<std::string, std::pair<std::string, std::string>> calls = {
       {"kind", {"broadcast #0", "allreduce #0"}},
