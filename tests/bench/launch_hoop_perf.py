@@ -62,15 +62,21 @@ def run_mpirun(mpirun, nranks, command):
     if not os.path.exists(mpirun):
         print(f"{mpirun} not found; skipping")
         sys.exit(SKIP)
-    root = f"127.0.0.1:{free_port(pair=False)}"
-    argv = [mpirun, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(nranks),
-            "-x", f"HOOP_ROOT_ADDR={root}", "-x", "HOOP_SOCKET_IFNAME"] + command
-    print("$ " + " ".join(argv), flush=True)
-    try:
-        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired as timeout:
-        fail(f"mpirun ran past {TIMEOUT_S} s", [("mpirun", timeout.stdout or "")])
+    # The port is free when picked, but another test's connection may take it before the root
+    # binds it (both come from the kernel's ephemeral range): then pick again, once.
+    for attempt in range(2):
+        root = f"127.0.0.1:{free_port(pair=False)}"
+        argv = [mpirun, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np",
+                str(nranks), "-x", f"HOOP_ROOT_ADDR={root}", "-x", "HOOP_SOCKET_IFNAME"] + command
+        print("$ " + " ".join(argv), flush=True)
+        try:
+            done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired as timeout:
+            fail(f"mpirun ran past {TIMEOUT_S} s", [("mpirun", timeout.stdout or "")])
+        if done.returncode == 0 or "already in use" not in done.stdout.lower():
+            break
+        print(f"the root's port {root} was taken meanwhile; trying another", flush=True)
     outputs = [("mpirun", done.stdout)]
     if done.returncode != 0:
         fail(f"mpirun exited with {done.returncode}", outputs)
