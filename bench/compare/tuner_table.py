@@ -52,6 +52,8 @@ def main():
     parser.add_argument("--transport", default="auto", choices=["auto", "shm", "tcp"])
     parser.add_argument("--sizes", default="8:2M:4:200:20 8M:256M:4:10:2")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--all-schedules", action="store_true",
+                        help="also print every forced schedule's time per size")
     args = parser.parse_args()
 
     chosen = {}  # size -> (schedule, [median us per round])
@@ -87,6 +89,21 @@ def main():
         print(f"| {size} | {pick} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
               f"| {statistics.median(times):.1f} |")
     print(f"\nworst pick/fastest: {worst:.2f}")
+    if args.all_schedules:
+        print_all_schedules(forced)
+
+
+def print_all_schedules(forced):
+    """Every forced schedule's median us per size: what the cost model is fitted against."""
+    names = sorted({name for per_size in forced.values() for name in per_size})
+    print("\n| size | " + " | ".join(names) + " |")
+    print("|---:|" + "---:|" * len(names))
+    for size in sorted(forced):
+        cells = []
+        for name in names:
+            times = forced[size].get(name)
+            cells.append(f"{statistics.median(times):.1f}" if times else "-")
+        print(f"| {size} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

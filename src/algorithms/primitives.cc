@@ -135,7 +135,20 @@ void Primitives::recvCombine(int from, void* data, size_t count) {
 void Primitives::exchangeCombine(int peer, const void* give, size_t giveCount, void* keep,
                                  size_t keepCount) {
   const size_t elementSize = dataTypeSize(type_);
-  sendRecv(peer, give, giveCount * elementSize, peer, staging_, keepCount * elementSize);
+  const size_t keepBytes = keepCount * elementSize;
+  if (ShmConnection* shm = comm_.shmConnection(peer); shm != nullptr && shm->canPeek(keepBytes)) {
+    // The partner's piece fits a slot: combine it where it lies instead of copying it out first
+    // (one memory pass less per round; recursive doubling and halving are made of these). Both
+    // partners send before they look, and a piece takes one slot, so neither waits on the other.
+    Connection& c = comm_.connection(peer);
+    send(peer, give, giveCount * elementSize);
+    awaitSend(c, c.sendsPosted() - 1, peer);  // `give` may be `keep`: it must have left first
+    withReceived(peer, keepBytes, [&](const void* received) {
+      combineInRankOrder(peer, keep, received, keepCount);
+    });
+    return;
+  }
+  sendRecv(peer, give, giveCount * elementSize, peer, staging_, keepBytes);
   combineInRankOrder(peer, keep, staging_, keepCount);
 }
 
