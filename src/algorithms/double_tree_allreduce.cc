@@ -9,6 +9,7 @@
 //
 // Each piece's result is computed once, at its tree's root, and copied down, so every rank ends
 // with the same bits.
+#include <utility>
 #include <vector>
 
 #include "algorithms/collective.h"
@@ -99,17 +100,37 @@ void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
                    /*scratchPieces=*/4);
+  // A rank is mostly a leaf in one tree and an inner node in the other. Going up, its leaf send
+  // goes first: it waits on nothing, and the other tree's reduction needs it. Coming down, the
+  // half with children goes first: they wait on it. Taken the other way round, a leaf send
+  // would wait for this rank's whole reduction in the other tree (6 hops instead of 4 at 4
+  // ranks). Ranks may order the halves differently because no rank is another's child in both
+  // heaps (a child of y is 2y+1 or 2y+2 in one, 2y-n or 2y-n-1 in the other): a phase sends at
+  // most one message from one rank to another, so the connections' order cannot disagree.
+  const Half* up[2] = {&halves[0], &halves[1]};
+  if (halves[1].node.children.size() < halves[0].node.children.size()) std::swap(up[0], up[1]);
+  const Half* down[2] = {up[1], up[0]};
+  auto pieceRange = [&](const Half& half, size_t k) {
+    const size_t begin = std::min(half.count, k * pieceElements);
+    return std::pair{begin, std::min(pieceElements, half.count - begin)};
+  };
+  auto reducePiece = [&](size_t k) {
+    for (const Half* half : up) {
+      const auto [begin, count] = pieceRange(*half, k);
+      reduceUp(prims, *half, begin, count, elementSize, n);
+    }
+  };
   // Both halves advance one piece at a time (an empty piece once a half runs out), and at least
   // one round runs, so every rank makes the same calls in the same order even for zero counts.
+  // Piece k+1 goes up before piece k comes down, so reductions and broadcasts overlap: going up
+  // waits only on the subtree below, which runs the same order, so nothing waits in a circle.
   const size_t pieces = std::max<size_t>(1, (firstHalf + pieceElements - 1) / pieceElements);
+  reducePiece(0);
   for (size_t k = 0; k < pieces; ++k) {
-    for (const Half& half : halves) {
-      const size_t begin = std::min(half.count, k * pieceElements);
-      reduceUp(prims, half, begin, std::min(pieceElements, half.count - begin), elementSize, n);
-    }
-    for (const Half& half : halves) {
-      const size_t begin = std::min(half.count, k * pieceElements);
-      broadcastDown(prims, half, begin, std::min(pieceElements, half.count - begin), elementSize);
+    if (k + 1 < pieces) reducePiece(k + 1);
+    for (const Half* half : down) {
+      const auto [begin, count] = pieceRange(*half, k);
+      broadcastDown(prims, *half, begin, count, elementSize);
     }
   }
   prims.finish();
