@@ -14,10 +14,6 @@ void chainReduce(Communicator& comm, const CollectiveArgs& args) {
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
   const bool isRoot = comm.rank() == args.root;
-  if (n == 1) {
-    finishAverage(output, input, args.count, args.type, args.op, 1);
-    return;
-  }
   const Ring& ring = comm.ring();
   size_t rootPosition = 0;
   while (ring.at(rootPosition) != args.root) ++rootPosition;

@@ -56,7 +56,8 @@ ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& ar
 void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
 void runBarrier(Communicator& comm);
 
-// The schedules, for tests that force one.
+// The schedules, for tests that force one. Reductions (allreduce, reduce, reduce-scatter) reach
+// them with two ranks or more: runCollective answers a one-rank call itself.
 void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
 void directAllReduce(Communicator& comm, const CollectiveArgs& args);
 // Small allreduces on one host: every rank reads every peer's input in place (shm eager buffers).

@@ -15,10 +15,6 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t bytes = args.bytes();
   const int self = comm.rank();
-  if (n == 1) {
-    finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
-    return;
-  }
   comm.connectEveryone();
 
   // inputs[r] holds rank r's contribution; our own is copied too, so the fold may overwrite

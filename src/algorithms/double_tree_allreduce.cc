@@ -79,10 +79,6 @@ void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  if (n == 1) {
-    finishAverage(output, input, args.count, args.type, args.op, 1);
-    return;
-  }
   const size_t rank = static_cast<size_t>(comm.rank());
   const size_t firstHalf = (args.count + 1) / 2;
   const Half halves[2] = {

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "algorithms/primitives.h"
+#include "core/function_ref.h"
 
 namespace hoop {
 
@@ -42,5 +43,19 @@ class PowerOfTwoFold {
   bool paired_ = false;
   size_t index_ = 0;
 };
+
+// What a power-of-two allreduce schedule does on the survivors, in place in `result` (the
+// whole buffer), in pieces of `pieceElements`.
+struct FoldedRound {
+  Primitives& prims;
+  const PowerOfTwoFold& fold;
+  char* result;
+  size_t pieceElements;
+};
+
+// Runs such a schedule on any rank count: the input copied to the output, the extra ranks
+// folded in, `survivorsRun` on the survivors, the result handed back to the folded ranks.
+void foldedAllReduce(Communicator& comm, const CollectiveArgs& args,
+                     FunctionRef<void(const FoldedRound&)> survivorsRun);
 
 }  // namespace hoop

@@ -12,8 +12,6 @@
 // Each block is reduced in one place, by the rank that ends up owning it, with partners always
 // combined lower rank first; every rank then copies that one result, so results are bitwise
 // identical on all ranks.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/power_of_two_fold.h"
 
@@ -56,64 +54,57 @@ size_t piecesFor(size_t countA, size_t countB, size_t pieceElements) {
   return std::max<size_t>(1, (longer + pieceElements - 1) / pieceElements);
 }
 
+// Recursive halving: keep the half with this rank's block, give the partner the other half.
+void reduceScatterByHalving(const FoldedRound& round, const Blocks& blocks, size_t elementSize) {
+  const size_t self = round.fold.index();
+  for (size_t width = round.fold.survivors() / 2; width >= 1; width /= 2) {
+    const size_t partner = self ^ width;
+    char* keep = blocks.at(self, width);
+    char* give = blocks.at(partner, width);
+    const size_t keepCount = blocks.count(self, width);
+    const size_t giveCount = blocks.count(partner, width);
+    const size_t pieces = piecesFor(keepCount, giveCount, round.pieceElements);
+    for (size_t k = 0; k < pieces; ++k) {
+      const Piece out = pieceOf(give, giveCount, k, round.pieceElements, elementSize);
+      const Piece in = pieceOf(keep, keepCount, k, round.pieceElements, elementSize);
+      round.prims.exchangeCombine(round.fold.rankOf(partner), out.data, out.count, in.data,
+                                  in.count);
+    }
+  }
+}
+
+// Recursive doubling: trade everything held so far; the held range doubles every round.
+void allGatherByDoubling(const FoldedRound& round, const Blocks& blocks, size_t elementSize) {
+  const size_t self = round.fold.index();
+  for (size_t width = 1; width < round.fold.survivors(); width *= 2) {
+    const size_t partner = self ^ width;
+    const int peer = round.fold.rankOf(partner);
+    char* mine = blocks.at(self, width);
+    char* theirs = blocks.at(partner, width);
+    const size_t mineCount = blocks.count(self, width);
+    const size_t theirCount = blocks.count(partner, width);
+    const size_t pieces = piecesFor(mineCount, theirCount, round.pieceElements);
+    for (size_t k = 0; k < pieces; ++k) {
+      const Piece out = pieceOf(mine, mineCount, k, round.pieceElements, elementSize);
+      const Piece in = pieceOf(theirs, theirCount, k, round.pieceElements, elementSize);
+      round.prims.sendRecv(peer, out.data, out.count * elementSize, peer, in.data,
+                           in.count * elementSize);
+    }
+  }
+}
+
 }  // namespace
 
 void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args) {
-  const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
-  auto* result = static_cast<char*>(args.recv);
-  if (n == 1) {
-    finishAverage(result, args.send, args.count, args.type, args.op, 1);
-    return;
-  }
-  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
-  if (args.send != args.recv && args.bytes() > 0) std::memcpy(result, args.send, args.bytes());
-  const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
-  const PowerOfTwoFold fold(comm.rank(), comm.size());
-
-  fold.foldIn(prims, result, args.count, elementSize, pieceElements);
-  if (!fold.sitsOut()) {
-    const size_t p = fold.survivors();
-    const size_t self = fold.index();
-    const Blocks blocks{EvenSplit{args.count, p}, elementSize, result};
-
-    // Recursive halving: keep the half with our block, give the partner the other half.
-    for (size_t width = p / 2; width >= 1; width /= 2) {
-      const size_t partner = self ^ width;
-      char* keep = blocks.at(self, width);
-      char* give = blocks.at(partner, width);
-      const size_t keepCount = blocks.count(self, width);
-      const size_t giveCount = blocks.count(partner, width);
-      const size_t pieces = piecesFor(keepCount, giveCount, pieceElements);
-      for (size_t k = 0; k < pieces; ++k) {
-        const Piece out = pieceOf(give, giveCount, k, pieceElements, elementSize);
-        const Piece in = pieceOf(keep, keepCount, k, pieceElements, elementSize);
-        prims.exchangeCombine(fold.rankOf(partner), out.data, out.count, in.data, in.count);
-      }
-    }
+  foldedAllReduce(comm, args, [&](const FoldedRound& round) {
+    const Blocks blocks{EvenSplit{args.count, round.fold.survivors()}, elementSize, round.result};
+    reduceScatterByHalving(round, blocks, elementSize);
+    const size_t self = round.fold.index();
     finishAverage(blocks.at(self, 1), blocks.at(self, 1), blocks.count(self, 1), args.type, args.op,
-                  n);
-
-    // Recursive doubling: trade everything held so far; the held range doubles every round.
-    for (size_t width = 1; width < p; width *= 2) {
-      const size_t partner = self ^ width;
-      const int peer = fold.rankOf(partner);
-      char* mine = blocks.at(self, width);
-      char* theirs = blocks.at(partner, width);
-      const size_t mineCount = blocks.count(self, width);
-      const size_t theirCount = blocks.count(partner, width);
-      const size_t pieces = piecesFor(mineCount, theirCount, pieceElements);
-      for (size_t k = 0; k < pieces; ++k) {
-        const Piece out = pieceOf(mine, mineCount, k, pieceElements, elementSize);
-        const Piece in = pieceOf(theirs, theirCount, k, pieceElements, elementSize);
-        prims.sendRecv(peer, out.data, out.count * elementSize, peer, in.data,
-                       in.count * elementSize);
-      }
-    }
-  }
-  fold.foldOut(prims, result, args.count, elementSize, pieceElements);
-  prims.finish();
+                  static_cast<size_t>(comm.size()));
+    allGatherByDoubling(round, blocks, elementSize);
+  });
 }
 
 }  // namespace hoop

@@ -7,42 +7,27 @@
 //
 // Both partners of a round combine the same two values with the lower rank's first, so they
 // end every round with the same bits, and so do all ranks at the end.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/power_of_two_fold.h"
 
 namespace hoop {
 
 void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args) {
-  const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
-  auto* result = static_cast<char*>(args.recv);
-  if (n == 1) {
-    finishAverage(result, args.send, args.count, args.type, args.op, 1);
-    return;
-  }
-  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
-  if (args.send != args.recv && args.bytes() > 0) std::memcpy(result, args.send, args.bytes());
-  const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
-  const PowerOfTwoFold fold(comm.rank(), comm.size());
-
-  fold.foldIn(prims, result, args.count, elementSize, pieceElements);
-  if (!fold.sitsOut()) {
+  foldedAllReduce(comm, args, [&](const FoldedRound& round) {
+    const PowerOfTwoFold& fold = round.fold;
     for (size_t bit = 1; bit < fold.survivors(); bit <<= 1) {
       const int partner = fold.rankOf(fold.index() ^ bit);
-      for (size_t offset = 0; offset < args.count || offset == 0; offset += pieceElements) {
-        const size_t piece = std::min(pieceElements, args.count - offset);
-        char* data = result + offset * elementSize;
-        prims.exchangeCombine(partner, data, piece, data, piece);
+      for (size_t offset = 0; offset < args.count || offset == 0; offset += round.pieceElements) {
+        const size_t piece = std::min(round.pieceElements, args.count - offset);
+        char* data = round.result + offset * elementSize;
+        round.prims.exchangeCombine(partner, data, piece, data, piece);
         if (args.count == 0) break;
       }
     }
-    finishAverage(result, result, args.count, args.type, args.op, n);
-  }
-  fold.foldOut(prims, result, args.count, elementSize, pieceElements);
-  prims.finish();
+    finishAverage(round.result, round.result, args.count, args.type, args.op,
+                  static_cast<size_t>(comm.size()));
+  });
 }
 
 }  // namespace hoop

@@ -61,10 +61,6 @@ void ringAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  if (n == 1) {
-    finishAverage(output, input, args.count, args.type, args.op, 1);
-    return;
-  }
   const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
   ringAllReduceOver(prims, comm.ring(), input, output, args.count, elementSize, pieceElements, n);

@@ -15,10 +15,6 @@ void ringReduceScatter(Communicator& comm, const CollectiveArgs& args) {
   const Ring& ring = comm.ring();
   const size_t position = ring.position;
   auto block = [&](size_t pos) { return input + static_cast<size_t>(ring.at(pos)) * blockBytes; };
-  if (n == 1) {
-    finishAverage(output, input, args.count, args.type, args.op, 1);
-    return;
-  }
   const int next = ring.next();
   const int prev = ring.prev();
   const size_t pieceElements = pieceElementsFor(comm, args);

@@ -19,10 +19,6 @@ void treeReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  if (n == 1) {
-    finishAverage(output, input, args.count, args.type, args.op, 1);
-    return;
-  }
   const size_t root = static_cast<size_t>(args.root);
   const size_t self = (static_cast<size_t>(comm.rank()) + n - root) % n;  // 0 at the root
   auto rankAt = [&](size_t v) { return static_cast<int>((v + root) % n); };

@@ -1,6 +1,7 @@
 #include "algorithms/tuner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -63,9 +64,11 @@ CallShape callShape(const Communicator& comm, const CollectiveArgs& args) {
 
 namespace {
 
-// A flat schedule's slowest link: the network as soon as it spans hosts.
+// Whether a flat schedule's slowest link is the network: as soon as it spans hosts.
+bool overNetwork(const CallShape& shape) { return shape.hosts > 1 || !shape.sharedMemory; }
+
 const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
-  return shape.hosts > 1 || !shape.sharedMemory ? model.tcp : model.shm;
+  return overNetwork(shape) ? model.tcp : model.shm;
 }
 
 // Messages posted together overlap their latencies, but each one beyond the first still costs a
@@ -73,9 +76,7 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // quarter. Over TCP it is a system call on each side, which the CPU does one after another:
 // all of it (measured at 4 ranks: the direct allreduce's three messages at once took 1.7-1.9x
 // recursive doubling's two rounds, from 8 B to 32 KiB).
-double extraMessageShare(const CallShape& shape) {
-  return shape.hosts > 1 || !shape.sharedMemory ? 1.0 : 0.25;
-}
+double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.25; }
 
 // The two-shot allreduce's byte terms against the ring's. Over shm its n-1 streams at once move
 // less smoothly than the ring's one neighbour at a time (the fold waits on each in turn):
@@ -84,7 +85,7 @@ double extraMessageShare(const CallShape& shape) {
 // 2 MiB at 4 ranks.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;  // one message each way per step: it is the ring
-  return shape.hosts > 1 || !shape.sharedMemory ? 0.75 : 1.25;
+  return overNetwork(shape) ? 0.75 : 1.25;
 }
 
 bool hierarchical(const CallShape& shape) { return shape.ranksPerHost >= 2 && shape.hosts >= 2; }
@@ -130,6 +131,48 @@ double pipelineUs(const Pipeline& p, double bytes, double pieceBytes) {
   return (pieces + p.depth - 1) * (p.alphaUs + piece * p.usPerByte);
 }
 
+// Messages a round of `bytes` takes in pieces of at most `pieceLimit`.
+double piecesOf(double bytes, const CallShape& shape) {
+  return std::max(1.0, std::ceil(bytes / static_cast<double>(shape.pieceLimit)));
+}
+
+// Recursive halving then doubling over the largest power of two p <= n: 2 log2(p) rounds moving
+// the ring's bytes, each round's pieces traded one after another; ranks beyond p fold their
+// whole buffer in first and get the result back last (two more steps of the whole buffer).
+double rabenseifnerUs(const CallShape& shape, const CostModel& model) {
+  const LinkCost& link = flatLink(shape, model);
+  const double s = static_cast<double>(shape.bytes);
+  const size_t p = std::bit_floor(shape.ranks);
+  double messages = 0;
+  for (size_t width = p / 2; width >= 1; width /= 2) {
+    // Halving round: width/p of the buffer goes to the partner; doubling returns as much.
+    messages += 2 * piecesOf(s * static_cast<double>(width) / static_cast<double>(p), shape);
+  }
+  const double share = (static_cast<double>(p) - 1) / static_cast<double>(p);
+  double us = messages * link.alphaUs + 2 * share * s / link.bytesPerUs +
+              share * s / model.reduceBytesPerUs;
+  if (p != shape.ranks) {
+    us += 2 * piecesOf(s, shape) * link.alphaUs + 2 * s / link.bytesPerUs +
+          s / model.reduceBytesPerUs;
+  }
+  return us;
+}
+
+// Two binary trees, each carrying half the buffer up to its root and back down, piece by piece,
+// piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. In one
+// piece-step a rank is an inner node of one tree (two children's pieces in and folded, one out;
+// one in, two out) and a leaf of the other: four pieces out, two folded.
+double doubleTreeUs(const CallShape& shape, const CostModel& model) {
+  const LinkCost& link = flatLink(shape, model);
+  const double half = static_cast<double>(shape.bytes) / 2;
+  const double piece = std::min(half, static_cast<double>(shape.pieceLimit));
+  const double pieces = piecesOf(half, shape);
+  const double depth = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
+  const double step = link.alphaUs * (1 + extraMessageShare(shape)) + 4 * piece / link.bytesPerUs +
+                      2 * piece / model.reduceBytesPerUs;
+  return (pieces + depth - 1) * step;
+}
+
 std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
                                   const CostModel& model) {
   const double n = static_cast<double>(shape.ranks);
@@ -141,10 +184,11 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     return 2 * (n - 1) * link.alphaUs + 2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r;
   }
   if (name == "direct") {
-    // One step, but every rank sends and reduces (n-1) whole buffers, each copied out of the
-    // connection first (the ring reduces straight out of a shm slot).
+    // One step, but every rank sends and reduces (n-1) whole buffers. Over shm each is copied
+    // out of its slot first (the ring reduces straight out of one); a TCP receive lands in place.
+    const double passes = overNetwork(shape) ? 1 : 2;
     return link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) + (n - 1) * s / link.bytesPerUs +
-           2 * (n - 1) * s / r;
+           passes * (n - 1) * s / r;
   }
   if (name == "twoshot") {
     // Its pieces (S/n) travel whole: past a slot they are staged and nothing pipelines, which
@@ -175,11 +219,12 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     // log2 rounds of the whole buffer; a non-power of two folds in and out (two more steps).
     const bool powerOfTwo = (shape.ranks & (shape.ranks - 1)) == 0;
     const double rounds = std::floor(std::log2(n)) + (powerOfTwo ? 0 : 2);
-    // Each round's data is copied out of the connection, then combined.
-    return rounds * (link.alphaUs + s / link.bytesPerUs + 2 * s / r);
+    // Each round's data is combined where it arrives (a shm slot, or the staging buffer a TCP
+    // receive lands in).
+    return rounds * (link.alphaUs + s / link.bytesPerUs + s / r);
   }
-  // rabenseifner and tree are left out until their pieces overlap (each piece's exchange now
-  // finishes before the next starts), so the model would flatter them: HOOP_ALGO reaches them.
+  if (name == "rabenseifner") return rabenseifnerUs(shape, model);
+  if (name == "tree") return doubleTreeUs(shape, model);
   return std::nullopt;
 }
 
