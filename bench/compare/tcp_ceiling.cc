@@ -295,6 +295,17 @@ struct Window {
   size_t contiguous() const { return std::min(total - done, capacity - done % capacity); }
 };
 
+// target += source. Blocks of 16 floats with a fixed-count inner loop: GCC's -O2 cost model
+// vectorises only loops whose trip count needs no scalar remainder, and __restrict__ spares it
+// the aliasing check, so this compiles to SSE adds with the project's flags.
+void sumInto(float* __restrict__ target, const float* __restrict__ source, size_t count) {
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (size_t j = 0; j < 16; ++j) target[i + j] += source[i + j];
+  }
+  for (; i < count; ++i) target[i] += source[i];
+}
+
 // Sums the received floats into `target` as they arrive, while they are still in cache.
 struct Reducer {
   float* target = nullptr;
@@ -303,7 +314,7 @@ struct Reducer {
 
   void absorb(size_t receivedBytes) {
     const size_t whole = receivedBytes / sizeof(float);
-    for (size_t i = summed; i < whole; ++i) target[i] += received[i];
+    sumInto(target + summed, received + summed, whole - summed);
     summed = whole;
   }
 };
