@@ -79,12 +79,21 @@ class Fd {
   throw std::runtime_error(what + ": " + std::strerror(errno));
 }
 
+enum class Boundaries {
+  kPipelined,  // step s+1 sends each byte as soon as step s has received (and summed) it
+  kStrict,     // step s+1 starts once step s is done both ways
+};
+
 struct Options {
   int ranks = 4;
   std::vector<size_t> sizes;
   int iters = 10;
   int warmup = 2;
-  bool stream = false;  // --steps 1
+  bool stream = false;                             // --steps 1
+  Boundaries boundaries = Boundaries::kPipelined;  // --steps ring (pipelined) or strict
+  size_t slice = 256 << 10;                        // most bytes one send/recv call moves
+  // Ring loops of N pieces of each of these sizes (0: one loop); the fastest is reported.
+  std::vector<size_t> pieces{64 << 10, 128 << 10, 256 << 10, 512 << 10, 0};
   bool reduce = false;
   int socketBuffer = 4 << 20;
   int timeoutSec = 60;
@@ -108,13 +117,28 @@ bool parseSize(const std::string& text, size_t* out) {
   return true;
 }
 
+// Sizes separated by spaces or commas, each a multiple of 4 bytes (whole floats).
+bool parseSizeList(const std::string& text, std::vector<size_t>* out) {
+  out->clear();
+  size_t start = 0;
+  while ((start = text.find_first_not_of(" ,", start)) != std::string::npos) {
+    size_t end = text.find_first_of(" ,", start);
+    size_t bytes = 0;
+    if (!parseSize(text.substr(start, end - start), &bytes) || bytes % 4 != 0) return false;
+    out->push_back(bytes);
+    start = end;
+  }
+  return !out->empty();
+}
+
 void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--ranks N] [--sizes \"1M 2M 8M 32M 128M 256M\"] [--iters K] "
                "[--warmup W]\n"
-               "          [--steps ring|1] [--reduce] [--sockbuf BYTES] [--timeout SEC] "
-               "[--csv FILE]\n"
+               "          [--steps ring|strict|1] [--reduce] [--slice BYTES] [--sockbuf BYTES]\n"
+               "          [--timeout SEC] [--csv FILE]\n"
                "  sizes take K/M/G (powers of 1024) and must be multiples of 4 bytes;\n"
+               "  --slice caps the bytes of one send/recv call (default 256K, 0: no cap);\n"
                "  --sockbuf 0 leaves the kernel's buffer autotuning alone (default 4M, as hoop)\n",
                argv0);
 }
@@ -138,8 +162,13 @@ bool parseOptions(int argc, char** argv, Options* o) {
       o->iters = std::atoi(value.c_str());
     else if (arg == "--warmup")
       o->warmup = std::atoi(value.c_str());
-    else if (arg == "--steps" && (value == "1" || value == "ring"))
+    else if (arg == "--steps" && (value == "1" || value == "ring" || value == "strict")) {
       o->stream = value == "1";
+      o->boundaries = value == "strict" ? Boundaries::kStrict : Boundaries::kPipelined;
+    } else if (arg == "--pieces") {
+      if (!parseSizeList(value, &o->pieces)) return false;
+    } else if (arg == "--slice" && parseSize(value, &bytes))
+      o->slice = bytes;
     else if (arg == "--sockbuf" && parseSize(value, &bytes))
       o->socketBuffer = int(bytes);
     else if (arg == "--timeout")
@@ -149,21 +178,14 @@ bool parseOptions(int argc, char** argv, Options* o) {
     else
       return false;
   }
-  size_t start = 0;
-  while ((start = sizes.find_first_not_of(" ,", start)) != std::string::npos) {
-    size_t end = sizes.find_first_of(" ,", start);
-    size_t bytes = 0;
-    if (!parseSize(sizes.substr(start, end - start), &bytes) || bytes == 0 || bytes % 4 != 0) {
-      return false;
-    }
-    o->sizes.push_back(bytes);
-    start = end;
-  }
+  if (!parseSizeList(sizes, &o->sizes)) return false;
+  if (o->stream) o->pieces = {0};
   if (o->stream && o->reduce) {
     std::fprintf(stderr, "--reduce needs the ring's steps (it sums each step's chunk)\n");
     return false;
   }
-  return o->ranks >= 2 && o->iters >= 1 && o->warmup >= 0 && o->timeoutSec > 0 && !o->sizes.empty();
+  bool noZeroSize = std::find(o->sizes.begin(), o->sizes.end(), 0) == o->sizes.end();
+  return o->ranks >= 2 && o->iters >= 1 && o->warmup >= 0 && o->timeoutSec > 0 && noZeroSize;
 }
 
 // ---- sockets ----------------------------------------------------------------------------
@@ -281,7 +303,7 @@ std::vector<Fd> connectRing(Ring* ring, const std::vector<uint16_t>& ports, Fd l
   return links;
 }
 
-// ---- one step: send one window and receive another at the same time ----------------------
+// ---- the steps: send one window and receive another at the same time ---------------------
 
 // `total` bytes through `capacity` bytes of buffer, reused from the start when it runs out.
 struct Window {
@@ -306,83 +328,148 @@ void sumInto(float* __restrict__ target, const float* __restrict__ source, size_
   for (; i < count; ++i) target[i] += source[i];
 }
 
-// Sums the received floats into `target` as they arrive, while they are still in cache.
-struct Reducer {
-  float* target = nullptr;
-  const float* received = nullptr;
-  size_t summed = 0;  // floats
+// One step: `out` goes to the right neighbour while `in` comes from the left one; with a
+// reduce target the received floats are summed into it as they arrive, while still in cache.
+struct Step {
+  Window out;
+  Window in;
+  float* sumTarget = nullptr;
+  size_t summed = 0;             // floats
+  bool forwardsPrevious = true;  // sends what the step before receives (not a loop's first)
 
-  void absorb(size_t receivedBytes) {
-    const size_t whole = receivedBytes / sizeof(float);
-    sumInto(target + summed, received + summed, whole - summed);
+  void absorb() {
+    if (!sumTarget) return;
+    const size_t whole = in.done / sizeof(float);
+    const float* received = reinterpret_cast<const float*>(in.base);
+    sumInto(sumTarget + summed, received + summed, whole - summed);
     summed = whole;
   }
+  // Received bytes the next step may send on (the next step sends the chunk this one receives).
+  size_t ready() const { return sumTarget ? summed * sizeof(float) : in.done; }
 };
 
-std::string progressText(const Ring& ring, const Window& out, const Window& in) {
-  return "sent " + std::to_string(out.done) + "/" + std::to_string(out.total) + " bytes to " +
-         rankText(ring.right()) + ", received " + std::to_string(in.done) + "/" +
-         std::to_string(in.total) + " from " + rankText(ring.left());
+std::string progressText(const Ring& ring, const Step& step) {
+  return "sent " + std::to_string(step.out.done) + "/" + std::to_string(step.out.total) +
+         " bytes to " + rankText(ring.right()) + ", received " + std::to_string(step.in.done) +
+         "/" + std::to_string(step.in.total) + " from " + rankText(ring.left());
 }
 
-void exchange(const Ring& ring, int step, Window& out, Window& in, Reducer* reducer) {
-  const std::string where = rankText(ring.rank) + ", step " + std::to_string(step);
-  while (!out.finished() || !in.finished()) {
+// Runs the steps in order in both directions at once, each syscall moving at most `slice`
+// bytes (0: no cap), and sleeps in poll(2) only when neither direction can move.
+void runSteps(const Ring& ring, std::vector<Step>& steps, Boundaries boundaries, size_t slice) {
+  const size_t count = steps.size();
+  size_t sending = 0;    // the step whose bytes go out now
+  size_t receiving = 0;  // the step whose bytes come in now
+  auto where = [&](size_t step) { return rankText(ring.rank) + ", step " + std::to_string(step); };
+  auto capped = [&](size_t bytes) { return slice ? std::min(bytes, slice) : bytes; };
+  while (true) {
+    // Steps with nothing to move in a direction (tiny buffers) are done in that direction.
+    while (sending < count && steps[sending].out.finished()) ++sending;
+    while (receiving < count && steps[receiving].in.finished()) ++receiving;
+    if (sending == count && receiving == count) break;
+    // How far the sending step may go: its chunk is what the previous step receives.
+    size_t sendLimit = 0;
+    if (sending < count) {
+      const Step& previous = steps[sending == 0 ? 0 : sending - 1];
+      bool previousDone =
+          sending == 0 || receiving >= sending ||
+          (boundaries == Boundaries::kPipelined && !steps[sending].forwardsPrevious);
+      if (previousDone)
+        sendLimit = steps[sending].out.total;
+      else if (boundaries == Boundaries::kPipelined)
+        sendLimit = previous.ready();
+    }
+    const bool mayReceive =
+        receiving < count && (boundaries == Boundaries::kPipelined || sending >= receiving);
+
     bool progressed = false;
-    if (!out.finished()) {
-      ssize_t put = ::send(ring.sendFd, out.cursor(), out.contiguous(), MSG_NOSIGNAL);
+    if (sending < count && steps[sending].out.done < sendLimit) {
+      Window& out = steps[sending].out;
+      size_t bytes = capped(std::min(out.contiguous(), sendLimit - out.done));
+      ssize_t put = ::send(ring.sendFd, out.cursor(), bytes, MSG_NOSIGNAL);
       if (put > 0) {
         out.done += static_cast<size_t>(put);
         progressed = true;
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        failWithErrno(where + ": send to " + rankText(ring.right()));
+        failWithErrno(where(sending) + ": send to " + rankText(ring.right()));
       }
     }
-    if (!in.finished()) {
-      ssize_t got = ::recv(ring.recvFd, in.cursor(), in.contiguous(), 0);
+    if (mayReceive) {
+      Step& step = steps[receiving];
+      ssize_t got = ::recv(ring.recvFd, step.in.cursor(), capped(step.in.contiguous()), 0);
       if (got > 0) {
-        in.done += static_cast<size_t>(got);
-        if (reducer) reducer->absorb(in.done);
+        step.in.done += static_cast<size_t>(got);
+        step.absorb();
         progressed = true;
       } else if (got == 0) {
-        throw std::runtime_error(where + ": " + rankText(ring.left()) + " closed the connection (" +
-                                 progressText(ring, out, in) + ")");
+        throw std::runtime_error(where(receiving) + ": " + rankText(ring.left()) +
+                                 " closed the connection (" + progressText(ring, step) + ")");
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        failWithErrno(where + ": recv from " + rankText(ring.left()));
+        failWithErrno(where(receiving) + ": recv from " + rankText(ring.left()));
       }
     }
     if (progressed) continue;
 
+    // Neither moved: wait for room to send (if the data is there) or bytes to receive.
     pollfd waits[2];
-    nfds_t count = 0;
-    if (!out.finished()) waits[count++] = {ring.sendFd, POLLOUT, 0};
-    if (!in.finished()) {
-      if (count == 1 && waits[0].fd == ring.recvFd)
+    nfds_t used = 0;
+    if (sending < count && steps[sending].out.done < sendLimit) {
+      waits[used++] = {ring.sendFd, POLLOUT, 0};
+    }
+    if (mayReceive) {
+      if (used == 1 && waits[0].fd == ring.recvFd)
         waits[0].events |= POLLIN;
       else
-        waits[count++] = {ring.recvFd, POLLIN, 0};
+        waits[used++] = {ring.recvFd, POLLIN, 0};
     }
-    int ready = ::poll(waits, count, ring.timeoutMs);
-    if (ready < 0 && errno != EINTR) failWithErrno(where + ": poll");
+    int ready = ::poll(waits, used, ring.timeoutMs);
+    if (ready < 0 && errno != EINTR) failWithErrno(where(receiving) + ": poll");
     if (ready == 0) {
-      throw std::runtime_error(where + ": no progress for " +
+      const Step& stuck = steps[std::min(receiving, count - 1)];
+      throw std::runtime_error(where(receiving) + ": no progress for " +
                                std::to_string(ring.timeoutMs / 1000) + " s (" +
-                               progressText(ring, out, in) + ")");
+                               progressText(ring, stuck) + ")");
     }
   }
 }
 
 // ---- the ring allreduce --------------------------------------------------------------------
 
-// Chunk c covers floats [c*E/N, (c+1)*E/N) of the E floats in the buffer.
+// The buffer is cut into loops of N pieces (the last loop may be shorter), as pipelined rings do
+// so that a piece is still in cache when it is forwarded; --piece 0 makes one loop of the whole
+// buffer, the textbook ring's S/N chunks. Chunk c of loop g covers floats
+// [start + c*L/N, start + (c+1)*L/N) of the loop's L floats.
 struct Layout {
   size_t floats = 0;
   int ranks = 0;
-  size_t begin(int chunk) const { return floats * size_t(chunk) / size_t(ranks); }
-  size_t bytes(int chunk) const { return (begin(chunk + 1) - begin(chunk)) * sizeof(float); }
-  size_t offset(int chunk) const { return begin(chunk) * sizeof(float); }
-  size_t largestChunkBytes() const { return (floats / size_t(ranks) + 1) * sizeof(float); }
+  size_t loopFloats = 0;
+
+  size_t loops() const { return (floats + loopFloats - 1) / loopFloats; }
+  size_t loopStart(size_t loop) const { return loop * loopFloats; }
+  size_t loopLength(size_t loop) const { return std::min(loopFloats, floats - loopStart(loop)); }
+  size_t begin(size_t loop, int chunk) const {
+    return loopStart(loop) + loopLength(loop) * size_t(chunk) / size_t(ranks);
+  }
+  size_t bytes(size_t loop, int chunk) const {
+    return (begin(loop, chunk + 1) - begin(loop, chunk)) * sizeof(float);
+  }
+  size_t largestChunkBytes() const {
+    return (std::min(loopFloats, floats) / size_t(ranks) + 1) * sizeof(float);
+  }
+  int chunkOf(size_t index) const {
+    const size_t loop = index / loopFloats;
+    int chunk = 0;
+    while (chunk + 1 < ranks && begin(loop, chunk + 1) <= index) ++chunk;
+    return chunk;
+  }
 };
+
+Layout makeLayout(size_t bytes, int ranks, size_t pieceBytes) {
+  Layout layout{bytes / sizeof(float), ranks, 0};
+  const size_t pieceFloats = pieceBytes / sizeof(float);
+  layout.loopFloats = pieceFloats ? pieceFloats * size_t(ranks) : layout.floats;
+  return layout;
+}
 
 struct Buffers {
   std::vector<float> data;     // the allreduce's in-place buffer
@@ -393,37 +480,44 @@ int wrap(int chunk, int ranks) { return ((chunk % ranks) + ranks) % ranks; }
 
 // Reduce-scatter step k sends chunk r-k and receives chunk r-k-1 (summed in); after N-1 steps
 // rank r holds the total of chunk r+1. All-gather step k sends chunk r+1-k and receives chunk
-// r-k in place.
-void ringAllreduce(const Ring& ring, const Layout& layout, Buffers& buffers, bool reduce) {
+// r-k in place. Every step sends the chunk the step before received, so with pipelined
+// boundaries a byte is forwarded as soon as it is in (and summed); in-order TCP delivery makes
+// it safe for a step to receive into a chunk an earlier step may still be sending: the byte
+// that overwrites it was caused by the send of the byte it replaces.
+std::vector<Step> ringSteps(const Ring& ring, const Layout& layout, Buffers& buffers, bool reduce) {
   const int n = ring.ranks;
   const int r = ring.rank;
   char* data = reinterpret_cast<char*>(buffers.data.data());
   char* scratch = reinterpret_cast<char*>(buffers.scratch.data());
-  for (int step = 0; step < 2 * (n - 1); ++step) {
-    const bool scatter = step < n - 1;
-    const int k = scatter ? step : step - (n - 1);
-    const int sendChunk = wrap(scatter ? r - k : r + 1 - k, n);
-    const int recvChunk = wrap(scatter ? r - k - 1 : r - k, n);
-    const size_t sendBytes = layout.bytes(sendChunk);
-    const size_t recvBytes = layout.bytes(recvChunk);
-    Window out{data + layout.offset(sendChunk), sendBytes, sendBytes};
-    Window in{scatter ? scratch : data + layout.offset(recvChunk), recvBytes, recvBytes};
-    if (scatter && reduce) {
-      Reducer reducer{buffers.data.data() + layout.begin(recvChunk), buffers.scratch.data()};
-      exchange(ring, step, out, in, &reducer);
-    } else {
-      exchange(ring, step, out, in, nullptr);
+  std::vector<Step> steps;
+  for (size_t loop = 0; loop < layout.loops(); ++loop) {
+    for (int step = 0; step < 2 * (n - 1); ++step) {
+      const bool scatter = step < n - 1;
+      const int k = scatter ? step : step - (n - 1);
+      const int sendChunk = wrap(scatter ? r - k : r + 1 - k, n);
+      const int recvChunk = wrap(scatter ? r - k - 1 : r - k, n);
+      const size_t sendBytes = layout.bytes(loop, sendChunk);
+      const size_t recvBytes = layout.bytes(loop, recvChunk);
+      const size_t recvFloat = layout.begin(loop, recvChunk);
+      Step s;
+      s.out = Window{data + layout.begin(loop, sendChunk) * sizeof(float), sendBytes, sendBytes};
+      s.in = Window{scatter ? scratch : data + recvFloat * sizeof(float), recvBytes, recvBytes};
+      if (scatter && reduce) s.sumTarget = buffers.data.data() + recvFloat;
+      s.forwardsPrevious = step > 0;
+      steps.push_back(s);
     }
   }
+  return steps;
 }
 
 // The ring's bytes per rank, 2(N-1)/N * S, as one stream from the data buffer into scratch.
-void stream(const Ring& ring, Buffers& buffers) {
+std::vector<Step> streamStep(const Ring& ring, Buffers& buffers) {
   const size_t bytes = buffers.data.size() * sizeof(float);
   const size_t total = 2 * size_t(ring.ranks - 1) * bytes / size_t(ring.ranks);
-  Window out{reinterpret_cast<char*>(buffers.data.data()), bytes, total};
-  Window in{reinterpret_cast<char*>(buffers.scratch.data()), bytes, total};
-  exchange(ring, 0, out, in, nullptr);
+  Step s;
+  s.out = Window{reinterpret_cast<char*>(buffers.data.data()), bytes, total};
+  s.in = Window{reinterpret_cast<char*>(buffers.scratch.data()), bytes, total};
+  return {s};
 }
 
 float inputValue(int rank, size_t index) { return float((rank + 1) * int(index % 13 + 1)); }
@@ -442,9 +536,7 @@ void checkResult(const Ring& ring, const Layout& layout, const Buffers& buffers,
     } else if (reduce) {
       for (int rank = 0; rank < n; ++rank) expected += inputValue(rank, i);
     } else {
-      int chunk = 0;
-      while (chunk + 1 < n && layout.begin(chunk + 1) <= i) ++chunk;
-      expected = inputValue(wrap(chunk - 1, n), i);
+      expected = inputValue(wrap(layout.chunkOf(i) - 1, n), i);
     }
     if (actual != expected) {
       throw std::runtime_error(rankText(ring.rank) + ": wrong result at float " +
@@ -454,20 +546,19 @@ void checkResult(const Ring& ring, const Layout& layout, const Buffers& buffers,
   }
 }
 
-// One rank: per size a checked call, warm-ups, then timed iterations whose times (us) go to
-// the parent through `results`.
-void runRank(const Options& o, Ring ring, int results) {
-  for (size_t size : o.sizes) {
-    Layout layout{size / sizeof(float), ring.ranks};
+// One size with one piece size: a checked call, warm-ups, then timed iterations whose times
+// (us) go to the parent through `results`.
+void runSize(const Options& o, const Ring& ring, size_t size, size_t piece, int results) {
+  {
+    Layout layout = makeLayout(size, ring.ranks, piece);
     Buffers buffers;
     buffers.data.resize(layout.floats);
     buffers.scratch.resize(o.stream ? layout.floats : layout.largestChunkBytes() / sizeof(float));
     for (size_t i = 0; i < layout.floats; ++i) buffers.data[i] = inputValue(ring.rank, i);
     auto once = [&] {
-      if (o.stream)
-        stream(ring, buffers);
-      else
-        ringAllreduce(ring, layout, buffers, o.reduce);
+      std::vector<Step> steps =
+          o.stream ? streamStep(ring, buffers) : ringSteps(ring, layout, buffers, o.reduce);
+      runSteps(ring, steps, o.boundaries, o.slice);
     };
     once();
     checkResult(ring, layout, buffers, o.reduce, o.stream);
@@ -485,9 +576,16 @@ void runRank(const Options& o, Ring ring, int results) {
   }
 }
 
+void runRank(const Options& o, const Ring& ring, int results) {
+  for (size_t size : o.sizes) {
+    for (size_t piece : o.pieces) runSize(o, ring, size, piece, results);
+  }
+}
+
 // ---- the parent: fork, collect, print ----------------------------------------------------
 
 std::string sizeLabel(size_t bytes) {
+  if (bytes == 0) return "0";
   if (bytes % (1 << 30) == 0) return std::to_string(bytes >> 30) + "G";
   if (bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + "M";
   if (bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + "K";
@@ -512,10 +610,47 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
+std::string stepsName(const Options& o) {
+  if (o.stream) return "1";
+  std::string count = std::to_string(2 * (o.ranks - 1));
+  return count + (o.boundaries == Boundaries::kStrict ? "-strict" : "-pipelined");
+}
+
 struct Child {
   pid_t pid = -1;
   Fd results;
 };
+
+// One (size, piece) block of results from every rank.
+struct Timing {
+  std::vector<double> slowest;  // per iteration, the slowest rank's time
+  double slowestMean = 0;       // the largest per-rank mean
+  double median = 0;            // of `slowest`
+};
+
+Timing readTiming(const Options& o, std::vector<Child>& children) {
+  Timing timing;
+  timing.slowest.assign(size_t(o.iters), 0.0);
+  for (int rank = 0; rank < o.ranks; ++rank) {
+    std::vector<double> micros(size_t(o.iters));
+    readAll(children[size_t(rank)].results.get(), micros.data(), micros.size() * sizeof(double),
+            "results of " + rankText(rank));
+    double sum = 0;
+    for (size_t i = 0; i < micros.size(); ++i) {
+      timing.slowest[i] = std::max(timing.slowest[i], micros[i]);
+      sum += micros[i];
+    }
+    timing.slowestMean = std::max(timing.slowestMean, sum / double(micros.size()));
+  }
+  timing.median = median(timing.slowest);
+  return timing;
+}
+
+std::string piecesText(const std::vector<size_t>& pieces) {
+  std::string text;
+  for (size_t piece : pieces) text += (text.empty() ? "" : ",") + sizeLabel(piece);
+  return text;
+}
 
 int collect(const Options& o, std::vector<Child>& children) {
   const int n = o.ranks;
@@ -527,43 +662,58 @@ int collect(const Options& o, std::vector<Child>& children) {
                    std::strerror(errno));
       return 1;
     }
-    std::fprintf(csv, "ranks,steps,reduce,bytes,median_us,min_us,max_us,algbw_GBs,busbw_GBs\n");
+    std::fprintf(
+        csv,
+        "ranks,steps,reduce,slice,piece,bytes,median_us,mean_us,min_us,max_us,algbw_GBs,busbw_GBs,"
+        "busbw_mean_GBs\n");
   }
   auto [sendBuffer, recvBuffer] = grantedBuffers(o.socketBuffer);
-  std::printf("# hoop-tcp-ceiling ranks=%d steps=%s reduce=%s iters=%d warmup=%d\n", n,
-              o.stream ? "1" : std::to_string(2 * (n - 1)).c_str(), o.reduce ? "yes" : "no",
-              o.iters, o.warmup);
   std::printf(
-      "# sockbuf request=%d granted SO_SNDBUF=%d SO_RCVBUF=%d; time = median over "
-      "iterations of the slowest rank\n",
+      "# hoop-tcp-ceiling ranks=%d steps=%s reduce=%s pieces=%s slice=%zu iters=%d warmup=%d\n", n,
+      stepsName(o).c_str(), o.reduce ? "yes" : "no", piecesText(o.pieces).c_str(), o.slice, o.iters,
+      o.warmup);
+  std::printf(
+      "# each size runs with every piece size (0: S/N steps); the fastest median is shown\n");
+  std::printf(
+      "# sockbuf request=%d granted SO_SNDBUF=%d SO_RCVBUF=%d\n"
+      "# median/min/max: over iterations of the slowest rank's time; mean: the slowest rank's "
+      "mean\n# (hoop-perf -a 3); busbw from the median, busbw_mean from the mean\n",
       o.socketBuffer, sendBuffer, recvBuffer);
-  std::printf("# %6s %12s %11s %11s %11s %10s %10s\n", "size", "bytes", "median_us", "min_us",
-              "max_us", "algbw_GBs", "busbw_GBs");
+  std::printf("# %6s %12s %6s %11s %11s %11s %11s %10s %10s %10s\n", "size", "bytes", "piece",
+              "median_us", "mean_us", "min_us", "max_us", "algbw_GBs", "busbw_GBs", "busbw_mean");
   std::fflush(stdout);
   for (size_t size : o.sizes) {
-    std::vector<double> slowest(size_t(o.iters), 0.0);
-    for (int rank = 0; rank < n; ++rank) {
-      std::vector<double> micros(size_t(o.iters));
+    Timing best;
+    size_t bestPiece = 0;
+    for (size_t piece : o.pieces) {
+      Timing timing;
       try {
-        readAll(children[size_t(rank)].results.get(), micros.data(), micros.size() * sizeof(double),
-                "results of " + rankText(rank));
+        timing = readTiming(o, children);
       } catch (const std::exception& error) {
         std::fprintf(stderr, "hoop-tcp-ceiling: %s (size %s)\n", error.what(),
                      sizeLabel(size).c_str());
         return 1;
       }
-      for (size_t i = 0; i < micros.size(); ++i) slowest[i] = std::max(slowest[i], micros[i]);
+      if (best.slowest.empty() || timing.median < best.median) {
+        best = timing;
+        bestPiece = piece;
+      }
     }
-    double us = median(slowest);
+    const std::vector<double>& slowest = best.slowest;
+    const double slowestMean = best.slowestMean;
+    double us = best.median;
     double algbw = double(size) / us / 1e3;
     double busbw = algbw * 2.0 * (n - 1) / n;
+    double busbwMean = double(size) / slowestMean / 1e3 * 2.0 * (n - 1) / n;
     auto [low, high] = std::minmax_element(slowest.begin(), slowest.end());
-    std::printf("  %6s %12zu %11.1f %11.1f %11.1f %10.3f %10.3f\n", sizeLabel(size).c_str(), size,
-                us, *low, *high, algbw, busbw);
+    std::printf("  %6s %12zu %6s %11.1f %11.1f %11.1f %11.1f %10.3f %10.3f %10.3f\n",
+                sizeLabel(size).c_str(), size, sizeLabel(bestPiece).c_str(), us, slowestMean, *low,
+                *high, algbw, busbw, busbwMean);
     std::fflush(stdout);
     if (csv) {
-      std::fprintf(csv, "%d,%s,%d,%zu,%.1f,%.1f,%.1f,%.4f,%.4f\n", n, o.stream ? "1" : "ring",
-                   o.reduce ? 1 : 0, size, us, *low, *high, algbw, busbw);
+      std::fprintf(csv, "%d,%s,%d,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f,%.4f\n", n,
+                   stepsName(o).c_str(), o.reduce ? 1 : 0, o.slice, bestPiece, size, us,
+                   slowestMean, *low, *high, algbw, busbw, busbwMean);
     }
   }
   if (csv) std::fclose(csv);
@@ -580,7 +730,8 @@ int reap(std::vector<Child>& children, bool stopOthers) {
     int wstatus = 0;
     if (::waitpid(children[rank].pid, &wstatus, 0) < 0) continue;
     bool ok = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
-    if (!ok && !stopOthers) {
+    bool stoppedHere = stopOthers && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGTERM;
+    if (!ok && !stoppedHere) {
       std::fprintf(stderr, "hoop-tcp-ceiling: rank %zu %s %d\n", rank,
                    WIFEXITED(wstatus) ? "exited with" : "was killed by signal",
                    WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus));
