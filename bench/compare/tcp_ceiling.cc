@@ -2,16 +2,19 @@
 //
 // A raw-socket benchmark with no hoop code in it. It forks --ranks processes, links them in a
 // ring over 127.0.0.1 (rank r sends to r+1 and receives from r-1) and, per size S, moves exactly
-// the bytes a ring allreduce moves: 2(N-1) steps of S/N bytes each way per rank, which is the
-// least any allreduce can move per rank. One thread per process drives non-blocking sockets with
-// poll(2), sending and receiving at once. Step s+1 sends the chunk step s received, as in a real
-// ring, so the step boundaries cost what they cost a real ring.
+// the bytes a ring allreduce moves, 2(N-1)/N * S each way per rank, the least any allreduce can
+// move per rank. One thread per process drives non-blocking sockets with poll(2), sending and
+// receiving at once. The buffer is reduced in loops of N pieces (--pieces: each size is run with
+// every piece size given and the fastest is reported; piece 0 is the textbook ring's 2(N-1)
+// steps of S/N); every step sends the chunk the step before received, as in a real ring.
 //
-//   default     no reduction: reduce-scatter steps land in a scratch buffer, all-gather steps in
-//               their place in the data buffer (the transport's share of an allreduce);
-//   --reduce    a complete float32 sum ring allreduce: each reduce-scatter step is summed into
-//               the data buffer as its bytes arrive (a plain loop the compiler vectorises);
-//   --steps 1   the same bytes per rank as one stream with no step boundaries.
+//   default        no reduction: reduce-scatter steps land in a scratch buffer, all-gather steps
+//                  in their place in the data buffer (the transport's share of an allreduce);
+//   --reduce       a complete float32 sum ring allreduce: each reduce-scatter step is summed
+//                  into the data buffer as its bytes arrive (a plain loop, vectorised at -O2);
+//   --steps ring   (default) pipelined boundaries: a byte is forwarded once it is in and summed;
+//   --steps strict a step starts when the previous one is done both ways;
+//   --steps 1      the same bytes per rank as one stream with no steps at all.
 //
 // Sockets mirror hoop's TCP transport: TCP_NODELAY, SO_SNDBUF/SO_RCVBUF set to --sockbuf bytes
 // (hoop's HOOP_SOCKET_BUFFER default, 4 MiB) after connect/accept, one connection per pair of
@@ -19,9 +22,10 @@
 //
 // Timing: no barrier (the ring synchronises the ranks); each rank times every iteration, sends
 // the times to the parent over a pipe, and the parent reports per size the median over
-// iterations of the slowest rank's time, with busbw = 2(N-1)/N * S / time (GB = 1e9 bytes), the
-// definition hoop-perf uses. Before the timed iterations of a size one call is checked exactly
-// against integer-valued inputs; --reduce then runs on zeros so repeated sums cannot overflow.
+// iterations of the slowest rank's time (and the slowest rank's mean, hoop-perf -a 3's figure),
+// with busbw = 2(N-1)/N * S / time (GB = 1e9 bytes), the definition hoop-perf uses. Before the
+// timed iterations of a size one call is checked exactly against integer-valued inputs;
+// --reduce then runs on zeros so repeated sums cannot overflow.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -135,8 +139,8 @@ void usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--ranks N] [--sizes \"1M 2M 8M 32M 128M 256M\"] [--iters K] "
                "[--warmup W]\n"
-               "          [--steps ring|strict|1] [--reduce] [--slice BYTES] [--sockbuf BYTES]\n"
-               "          [--timeout SEC] [--csv FILE]\n"
+               "          [--steps ring|strict|1] [--reduce] [--pieces \"64K 128K 256K 512K 0\"]\n"
+               "          [--slice BYTES] [--sockbuf BYTES] [--timeout SEC] [--csv FILE]\n"
                "  sizes take K/M/G (powers of 1024) and must be multiples of 4 bytes;\n"
                "  --slice caps the bytes of one send/recv call (default 256K, 0: no cap);\n"
                "  --sockbuf 0 leaves the kernel's buffer autotuning alone (default 4M, as hoop)\n",
