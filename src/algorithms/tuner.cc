@@ -71,22 +71,27 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
   return overNetwork(shape) ? model.tcp : model.shm;
 }
 
-// Messages posted together overlap their latencies, but each one beyond the first still costs a
-// share of a step's fixed work. Over shared memory that is a slot header and a wake-up: a
-// quarter. Over TCP it is a system call on each side, which the CPU does one after another:
-// all of it (measured at 4 ranks: the direct allreduce's three messages at once took 1.7-1.9x
-// recursive doubling's two rounds, from 8 B to 32 KiB).
-double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.25; }
+// Messages posted together overlap their latencies, but each one beyond the first may still
+// cost a share of a step's fixed work. Over shared memory that is a slot header, which measured
+// as nothing: at 4 ranks on 2 cores the direct allreduce's three messages at once took 0.65x
+// recursive doubling's two rounds, and two-shot's two steps of three 0.8x, from 8 B to 2 KiB.
+// Over TCP it is a system call on each side, which the CPU does one after another: all of it
+// (the direct allreduce's three messages at once took 1.5-1.9x recursive doubling's two rounds).
+double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
-// The two-shot allreduce's byte terms against the ring's. Over shm its n-1 streams at once move
-// less smoothly than the ring's one neighbour at a time (the fold waits on each in turn):
-// measured at 4 ranks on 2 cores, ahead of the ring up to 256 KiB and behind from 512 KiB. Over
-// TCP the streams at once keep the connections busier: 0.55-0.8x the ring's time at 512 KiB to
-// 2 MiB at 4 ranks.
+// The two-shot allreduce's byte terms against the ring's. Over shm at 4 ranks on 2 cores it
+// measured 0.65x the ring's time at 512 KiB and 1.1x at 2 MiB (ahead up to 256 KiB and behind
+// from 512 KiB in an earlier run): the same, within this host's noise. Over TCP its streams at
+// once keep the connections busier: 0.55-0.8x the ring's time at 512 KiB to 2 MiB at 4 ranks.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;  // one message each way per step: it is the ring
-  return overNetwork(shape) ? 0.75 : 1.25;
+  return overNetwork(shape) ? 0.75 : 1.0;
 }
+
+// Rabenseifner moves the ring's bytes, but each piece's exchange finishes before the next
+// starts, where the ring's pieces overlap: 1.2-1.7x the ring's time from 8 MiB up at 4 ranks on
+// both links, 1.4x at 32 MiB on 2.
+constexpr double kRabenseifnerByteFactor = 1.3;
 
 bool hierarchical(const CallShape& shape) { return shape.ranksPerHost >= 2 && shape.hosts >= 2; }
 
@@ -149,8 +154,9 @@ double rabenseifnerUs(const CallShape& shape, const CostModel& model) {
     messages += 2 * piecesOf(s * static_cast<double>(width) / static_cast<double>(p), shape);
   }
   const double share = (static_cast<double>(p) - 1) / static_cast<double>(p);
-  double us = messages * link.alphaUs + 2 * share * s / link.bytesPerUs +
-              share * s / model.reduceBytesPerUs;
+  double us = messages * link.alphaUs +
+              kRabenseifnerByteFactor *
+                  (2 * share * s / link.bytesPerUs + share * s / model.reduceBytesPerUs);
   if (p != shape.ranks) {
     us += 2 * piecesOf(s, shape) * link.alphaUs + 2 * s / link.bytesPerUs +
           s / model.reduceBytesPerUs;
@@ -158,19 +164,26 @@ double rabenseifnerUs(const CallShape& shape, const CostModel& model) {
   return us;
 }
 
+// The ring's bytes and reductions: each rank moves 2(n-1)/n of the buffer and folds (n-1)/n.
+double ringBytesUs(const CallShape& shape, const CostModel& model) {
+  const double n = static_cast<double>(shape.ranks);
+  const double s = static_cast<double>(shape.bytes);
+  return 2 * (n - 1) / n * s / flatLink(shape, model).bytesPerUs +
+         (n - 1) / n * s / model.reduceBytesPerUs;
+}
+
 // Two binary trees, each carrying half the buffer up to its root and back down, piece by piece,
-// piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. In one
-// piece-step a rank is an inner node of one tree (two children's pieces in and folded, one out;
-// one in, two out) and a leaf of the other: four pieces out, two folded.
+// piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. A hop is
+// one message one way, where a ring step sends and receives: 0.7-0.8x a calibrated step at 4
+// ranks; at 2 ranks both trees are one exchange, the ring's step (1.1x). Its bytes measured
+// 0.65-1.2x the ring's at every size from 128 KiB at 4 ranks on both links: each rank forwards
+// about twice the ring's bytes, but the two trees' pieces move at once.
 double doubleTreeUs(const CallShape& shape, const CostModel& model) {
-  const LinkCost& link = flatLink(shape, model);
-  const double half = static_cast<double>(shape.bytes) / 2;
-  const double piece = std::min(half, static_cast<double>(shape.pieceLimit));
-  const double pieces = piecesOf(half, shape);
+  const double pieces = piecesOf(static_cast<double>(shape.bytes) / 2, shape);
   const double depth = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
-  const double step = link.alphaUs * (1 + extraMessageShare(shape)) + 4 * piece / link.bytesPerUs +
-                      2 * piece / model.reduceBytesPerUs;
-  return (pieces + depth - 1) * step;
+  const double hopShare = shape.ranks == 2 ? 1.0 : 0.75;  // at 2 ranks a hop is a ring step
+  return (pieces + depth - 1) * hopShare * flatLink(shape, model).alphaUs +
+         ringBytesUs(shape, model);
 }
 
 std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
@@ -181,7 +194,7 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
   const LinkCost& link = flatLink(shape, model);
   if (name == "ring") {
     // 2(n-1) steps of S/n each: the bandwidth-optimal volume, the most steps.
-    return 2 * (n - 1) * link.alphaUs + 2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r;
+    return 2 * (n - 1) * link.alphaUs + ringBytesUs(shape, model);
   }
   if (name == "direct") {
     // One step, but every rank sends and reduces (n-1) whole buffers. Over shm each is copied
@@ -197,7 +210,7 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
     // Two steps, each posting n-1 messages of S/n at once; the ring's volume, and the owner
     // folds n copies of its piece (twoShotByteFactor: how those bytes move against the ring's).
     return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +
-           twoShotByteFactor(shape) * (2 * (n - 1) / n * s / link.bytesPerUs + (n - 1) / n * s / r);
+           twoShotByteFactor(shape) * ringBytesUs(shape, model);
   }
   if (name == "oneshot") {
     // One eager handshake per peer; each rank copies its input into every peer's eager buffer
