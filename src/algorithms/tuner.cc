@@ -173,17 +173,23 @@ double ringBytesUs(const CallShape& shape, const CostModel& model) {
 }
 
 // Two binary trees, each carrying half the buffer up to its root and back down, piece by piece,
-// piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. A hop is
-// one message one way, where a ring step sends and receives: 0.7-0.8x a calibrated step at 4
-// ranks; at 2 ranks both trees are one exchange, the ring's step (1.1x). Its bytes measured
-// 0.65-1.2x the ring's at every size from 128 KiB at 4 ranks on both links: each rank forwards
-// about twice the ring's bytes, but the two trees' pieces move at once.
+// piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. Fitted to
+// the forced sweeps at 4 ranks on 2 cores (bench/RESULTS.md):
+// - A hop is one message one way, where a ring step sends and receives: half a calibrated step
+//   over TCP (4 hops took what recursive doubling's 2 rounds did, 8 B to 2 KiB), 0.75 over shm.
+//   At 2 ranks both trees are one exchange: the ring's step, and the ring's bytes.
+// - Each further piece adds a tenth of a step: its latency hides behind the others' bytes.
+// - Bytes: each rank forwards about twice the ring's, but both trees' pieces move at once and
+//   stay in cache: 0.65-0.9x the ring's time from 2 MiB to 32 MiB, 0.7x over TCP.
 double doubleTreeUs(const CallShape& shape, const CostModel& model) {
-  const double pieces = piecesOf(static_cast<double>(shape.bytes) / 2, shape);
-  const double depth = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
-  const double hopShare = shape.ranks == 2 ? 1.0 : 0.75;  // at 2 ranks a hop is a ring step
-  return (pieces + depth - 1) * hopShare * flatLink(shape, model).alphaUs +
-         ringBytesUs(shape, model);
+  const double pieceBytes = static_cast<double>(treeAllReducePieceBytes(shape));
+  const double pieces = std::max(1.0, std::ceil(static_cast<double>(shape.bytes) / 2 / pieceBytes));
+  const double hops = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
+  const bool two = shape.ranks == 2;
+  const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.5 : 0.75;
+  const double byteFactor = two ? 1.0 : overNetwork(shape) ? 0.7 : 0.8;
+  return (hops * hopShare + (pieces - 1) * 0.1) * flatLink(shape, model).alphaUs +
+         byteFactor * ringBytesUs(shape, model);
 }
 
 std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
@@ -283,8 +289,15 @@ std::optional<double> predictUs(OpKind kind, std::string_view name, const CallSh
   }
 }
 
+size_t treeAllReducePieceBytes(const CallShape& shape) {
+  return std::min(overNetwork(shape) ? size_t{256} << 10 : size_t{128} << 10, shape.pieceLimit);
+}
+
 size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
                           const CostModel& model, size_t maxBytes) {
+  if (kind == OpKind::kAllReduce && name == "tree") {
+    return std::min(treeAllReducePieceBytes(shape), std::max(maxBytes, kMinPieceBytes));
+  }
   const std::optional<Pipeline> p = pipelineOf(kind, name, shape, model);
   if (!p) return 0;
   const double s = static_cast<double>(std::max<size_t>(shape.bytes, 1));
