@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/calibration.h"
 #include "core/error.h"
 
 namespace hoop {
@@ -68,6 +69,13 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
   }
   EXPECT_EQ(predictAllReduceUs("bruck", oneHost(8, 4, true), {}), std::nullopt);
   EXPECT_EQ(*predictAllReduceUs("ring", oneHost(1 << 20, 1, true), {}), 0.0);
+}
+
+TEST(Calibration, AStepAsLongAsTheSpinBudgetIsASharedCoreNotTheLink) {
+  EXPECT_TRUE(stepShowsSharedCore(53.5, 50));  // measured at 2 ranks right after start
+  EXPECT_FALSE(stepShowsSharedCore(0.2, 50));  // the same link, ranks on their own cores
+  EXPECT_FALSE(stepShowsSharedCore(8, 50));    // 4 ranks on 2 cores: real context switches
+  EXPECT_FALSE(stepShowsSharedCore(53.5, 0));  // no spinning: nothing to hold the core
 }
 
 TEST(CostModel, TreeAndRabenseifnerAreTimedAsMeasured) {
