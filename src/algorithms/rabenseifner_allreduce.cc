@@ -54,22 +54,31 @@ size_t piecesFor(size_t countA, size_t countB, size_t pieceElements) {
   return std::max<size_t>(1, (longer + pieceElements - 1) / pieceElements);
 }
 
+// One round with the partner at `width`: the group of blocks `outIndex` is in goes out and the
+// group `inIndex` is in comes back, piece by piece; trade(peer, out, in) moves one pair.
+template <typename Trade>
+void tradeGroups(const FoldedRound& round, const Blocks& blocks, size_t elementSize, size_t width,
+                 size_t outIndex, size_t inIndex, Trade trade) {
+  const int peer = round.fold.rankOf(round.fold.index() ^ width);
+  char* out = blocks.at(outIndex, width);
+  char* in = blocks.at(inIndex, width);
+  const size_t outCount = blocks.count(outIndex, width);
+  const size_t inCount = blocks.count(inIndex, width);
+  const size_t pieces = piecesFor(outCount, inCount, round.pieceElements);
+  for (size_t k = 0; k < pieces; ++k) {
+    trade(peer, pieceOf(out, outCount, k, round.pieceElements, elementSize),
+          pieceOf(in, inCount, k, round.pieceElements, elementSize));
+  }
+}
+
 // Recursive halving: keep the half with this rank's block, give the partner the other half.
 void reduceScatterByHalving(const FoldedRound& round, const Blocks& blocks, size_t elementSize) {
   const size_t self = round.fold.index();
   for (size_t width = round.fold.survivors() / 2; width >= 1; width /= 2) {
-    const size_t partner = self ^ width;
-    char* keep = blocks.at(self, width);
-    char* give = blocks.at(partner, width);
-    const size_t keepCount = blocks.count(self, width);
-    const size_t giveCount = blocks.count(partner, width);
-    const size_t pieces = piecesFor(keepCount, giveCount, round.pieceElements);
-    for (size_t k = 0; k < pieces; ++k) {
-      const Piece out = pieceOf(give, giveCount, k, round.pieceElements, elementSize);
-      const Piece in = pieceOf(keep, keepCount, k, round.pieceElements, elementSize);
-      round.prims.exchangeCombine(round.fold.rankOf(partner), out.data, out.count, in.data,
-                                  in.count);
-    }
+    tradeGroups(round, blocks, elementSize, width, self ^ width, self,
+                [&](int peer, const Piece& give, const Piece& keep) {
+                  round.prims.exchangeCombine(peer, give.data, give.count, keep.data, keep.count);
+                });
   }
 }
 
@@ -77,19 +86,11 @@ void reduceScatterByHalving(const FoldedRound& round, const Blocks& blocks, size
 void allGatherByDoubling(const FoldedRound& round, const Blocks& blocks, size_t elementSize) {
   const size_t self = round.fold.index();
   for (size_t width = 1; width < round.fold.survivors(); width *= 2) {
-    const size_t partner = self ^ width;
-    const int peer = round.fold.rankOf(partner);
-    char* mine = blocks.at(self, width);
-    char* theirs = blocks.at(partner, width);
-    const size_t mineCount = blocks.count(self, width);
-    const size_t theirCount = blocks.count(partner, width);
-    const size_t pieces = piecesFor(mineCount, theirCount, round.pieceElements);
-    for (size_t k = 0; k < pieces; ++k) {
-      const Piece out = pieceOf(mine, mineCount, k, round.pieceElements, elementSize);
-      const Piece in = pieceOf(theirs, theirCount, k, round.pieceElements, elementSize);
-      round.prims.sendRecv(peer, out.data, out.count * elementSize, peer, in.data,
-                           in.count * elementSize);
-    }
+    tradeGroups(round, blocks, elementSize, width, self, self ^ width,
+                [&](int peer, const Piece& mine, const Piece& theirs) {
+                  round.prims.sendRecv(peer, mine.data, mine.count * elementSize, peer, theirs.data,
+                                       theirs.count * elementSize);
+                });
   }
 }
 
