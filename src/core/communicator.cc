@@ -1,6 +1,5 @@
 #include "core/communicator.h"
 
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include "core/hang_report.h"
 #include "core/logging.h"
 #include "core/rank_affinity.h"
+#include "topology/host_cores.h"
 #include "topology/host_ranks.h"
 #include "transport/shm/futex.h"
 #include "transport/shm/shm_setup.h"
@@ -166,10 +166,14 @@ void Communicator::buildRings() {
 }
 
 void Communicator::adaptSpinToCores() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  if (localSize_ > cores && !config_.spinSetByUser) {
+  std::vector<int> localPids;
+  for (const PeerInfo& peer : peers_) {
+    if (peer.rank != rank_ && peer.hostId == peers_[rank_].hostId) localPids.push_back(peer.pid);
+  }
+  // The union of the local ranks' masks: ranks bound to a core each (as mpirun binds two) are
+  // not sharing one, though each sees a single core in its own mask.
+  const size_t cores = coresOfLocalRanks(localPids);
+  if (static_cast<size_t>(localSize_) > cores && !config_.spinSetByUser) {
     config_.spinBeforeSleep = std::chrono::microseconds(0);
     log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " ranks share ", cores,
         " core(s) on this host: waits yield at once instead of spinning (HOOP_SPIN_US overrides)");
