@@ -130,15 +130,15 @@ std::optional<Pipeline> pipelineOf(OpKind kind, std::string_view name, const Cal
   return std::nullopt;
 }
 
-double pipelineUs(const Pipeline& p, double bytes, double pieceBytes) {
-  const double pieces = std::max(1.0, std::ceil(bytes / pieceBytes));
-  const double piece = std::min(bytes, pieceBytes);
-  return (pieces + p.depth - 1) * (p.alphaUs + piece * p.usPerByte);
+// Messages `bytes` take in pieces of at most `pieceBytes` (at least one).
+double piecesOf(double bytes, double pieceBytes) {
+  return std::max(1.0, std::ceil(bytes / pieceBytes));
 }
 
-// Messages a round of `bytes` takes in pieces of at most `pieceLimit`.
-double piecesOf(double bytes, const CallShape& shape) {
-  return std::max(1.0, std::ceil(bytes / static_cast<double>(shape.pieceLimit)));
+double pipelineUs(const Pipeline& p, double bytes, double pieceBytes) {
+  const double pieces = piecesOf(bytes, pieceBytes);
+  const double piece = std::min(bytes, pieceBytes);
+  return (pieces + p.depth - 1) * (p.alphaUs + piece * p.usPerByte);
 }
 
 // Recursive halving then doubling over the largest power of two p <= n: 2 log2(p) rounds moving
@@ -147,18 +147,19 @@ double piecesOf(double bytes, const CallShape& shape) {
 double rabenseifnerUs(const CallShape& shape, const CostModel& model) {
   const LinkCost& link = flatLink(shape, model);
   const double s = static_cast<double>(shape.bytes);
+  const double limit = static_cast<double>(shape.pieceLimit);
   const size_t p = std::bit_floor(shape.ranks);
   double messages = 0;
   for (size_t width = p / 2; width >= 1; width /= 2) {
     // Halving round: width/p of the buffer goes to the partner; doubling returns as much.
-    messages += 2 * piecesOf(s * static_cast<double>(width) / static_cast<double>(p), shape);
+    messages += 2 * piecesOf(s * static_cast<double>(width) / static_cast<double>(p), limit);
   }
   const double share = (static_cast<double>(p) - 1) / static_cast<double>(p);
   double us = messages * link.alphaUs +
               kRabenseifnerByteFactor *
                   (2 * share * s / link.bytesPerUs + share * s / model.reduceBytesPerUs);
   if (p != shape.ranks) {
-    us += 2 * piecesOf(s, shape) * link.alphaUs + 2 * s / link.bytesPerUs +
+    us += 2 * piecesOf(s, limit) * link.alphaUs + 2 * s / link.bytesPerUs +
           s / model.reduceBytesPerUs;
   }
   return us;
@@ -182,8 +183,8 @@ double ringBytesUs(const CallShape& shape, const CostModel& model) {
 // - Bytes: each rank forwards about twice the ring's, but both trees' pieces move at once and
 //   stay in cache: 0.65-0.9x the ring's time from 2 MiB to 32 MiB, 0.7x over TCP.
 double doubleTreeUs(const CallShape& shape, const CostModel& model) {
-  const double pieceBytes = static_cast<double>(treeAllReducePieceBytes(shape));
-  const double pieces = std::max(1.0, std::ceil(static_cast<double>(shape.bytes) / 2 / pieceBytes));
+  const double pieces = piecesOf(static_cast<double>(shape.bytes) / 2,
+                                 static_cast<double>(treeAllReducePieceBytes(shape)));
   const double hops = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
   const bool two = shape.ranks == 2;
   const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.5 : 0.75;

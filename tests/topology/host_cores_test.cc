@@ -63,42 +63,42 @@ void awaitMask(int pid, int cpu) {
 
 TEST(HostCores, OwnMaskWhenAlone) { EXPECT_EQ(coresOfLocalRanks({}), allowedCpus().size()); }
 
+// Runs `body` with this thread bound to `ownCpu` and a peer process bound to `peerCpu`, then
+// restores this thread's mask: two ranks as a launcher would bind them.
+template <typename Body>
+void withPinnedPair(int ownCpu, int peerCpu, Body body) {
+  cpu_set_t original;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
+  cpu_set_t own;
+  CPU_ZERO(&own);
+  CPU_SET(ownCpu, &own);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(own), &own), 0);
+  {
+    PinnedChild peer(peerCpu);
+    awaitMask(peer.pid(), peerCpu);
+    body(peer.pid());
+  }
+  sched_setaffinity(0, sizeof(original), &original);
+}
+
 TEST(HostCores, RanksBoundToDifferentCoresDoNotShareOne) {
   const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 cores, this process may use " << cpus.size();
-  // This thread on the first core, a peer on the second: two ranks bound as mpirun binds them.
-  cpu_set_t original;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
-  cpu_set_t first;
-  CPU_ZERO(&first);
-  CPU_SET(cpus[0], &first);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(first), &first), 0);
-  {
-    PinnedChild peer(cpus[1]);
-    awaitMask(peer.pid(), cpus[1]);
-    const size_t alone = coresOfLocalRanks({});
-    const size_t together = coresOfLocalRanks({peer.pid()});
-    sched_setaffinity(0, sizeof(original), &original);
-    EXPECT_EQ(alone, 1u);
-    EXPECT_EQ(together, 2u);
-  }
+  size_t alone = 0;
+  size_t together = 0;
+  withPinnedPair(cpus[0], cpus[1], [&](int peer) {
+    alone = coresOfLocalRanks({});
+    together = coresOfLocalRanks({peer});
+  });
+  EXPECT_EQ(alone, 1u);
+  EXPECT_EQ(together, 2u);
 }
 
 TEST(HostCores, RanksConfinedToOneCoreShareIt) {
   const std::vector<int> cpus = allowedCpus();
-  cpu_set_t original;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
-  cpu_set_t first;
-  CPU_ZERO(&first);
-  CPU_SET(cpus[0], &first);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(first), &first), 0);
-  {
-    PinnedChild peer(cpus[0]);
-    awaitMask(peer.pid(), cpus[0]);
-    const size_t together = coresOfLocalRanks({peer.pid()});
-    sched_setaffinity(0, sizeof(original), &original);
-    EXPECT_EQ(together, 1u);
-  }
+  size_t together = 0;
+  withPinnedPair(cpus[0], cpus[0], [&](int peer) { together = coresOfLocalRanks({peer}); });
+  EXPECT_EQ(together, 1u);
 }
 
 TEST(HostCores, AGonePeerAddsNothing) {
