@@ -181,14 +181,20 @@ double ringBytesUs(const CallShape& shape, const CostModel& model) {
 //   At 2 ranks both trees are one exchange: the ring's step, and the ring's bytes.
 // - Each further piece adds a tenth of a step: its latency hides behind the others' bytes.
 // - Bytes: each rank forwards about twice the ring's, but both trees' pieces move at once and
-//   stay in cache: 0.65-0.9x the ring's time from 2 MiB to 32 MiB, 0.7x over TCP.
+//   stay in cache: 0.65-0.9x the ring's time from 2 MiB to 32 MiB, 0.7x over TCP. Over shm a
+//   tree of few pieces has little to overlap, and its hops run one after another: 1.35x the
+//   ring's bytes with two pieces a half (512 KiB), against two-shot's 1.0 (1.1-1.35x slower in
+//   every run); the pipeline's fill, (hops - 1) / (2 pieces), says so. Over TCP the kernel's
+//   copies overlap anyway: the tree led from 32 KiB to 512 KiB with one piece a half.
 double doubleTreeUs(const CallShape& shape, const CostModel& model) {
   const double pieces = piecesOf(static_cast<double>(shape.bytes) / 2,
                                  static_cast<double>(treeAllReducePieceBytes(shape)));
   const double hops = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
   const bool two = shape.ranks == 2;
   const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.5 : 0.75;
-  const double byteFactor = two ? 1.0 : overNetwork(shape) ? 0.7 : 0.8;
+  const double byteFactor = two                  ? 1.0
+                            : overNetwork(shape) ? 0.7
+                                                 : 0.8 * (1 + (hops - 1) / (2 * pieces));
   return (hops * hopShare + (pieces - 1) * 0.1) * flatLink(shape, model).alphaUs +
          byteFactor * ringBytesUs(shape, model);
 }

@@ -83,6 +83,12 @@ TEST(CostModel, TreeAndRabenseifnerAreTimedAsMeasured) {
   // ranks), so it beats the ring at mid sizes and ties it at two ranks, where a hop is a step.
   EXPECT_LT(*predictAllReduceUs("tree", oneHost(128 << 10, 4, false), {}),
             *predictAllReduceUs("ring", oneHost(128 << 10, 4, false), {}));
+  // Over shm a tree of few pieces does not pipeline: two-shot keeps the sizes up to 512 KiB
+  // (measured), the tree takes over once its pieces overlap.
+  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(512 << 10, 4, true), {}),
+            *predictAllReduceUs("tree", oneHost(512 << 10, 4, true), {}));
+  EXPECT_LT(*predictAllReduceUs("tree", oneHost(2 << 20, 4, true), {}),
+            *predictAllReduceUs("twoshot", oneHost(2 << 20, 4, true), {}));
   EXPECT_DOUBLE_EQ(*predictAllReduceUs("tree", oneHost(32 << 10, 2, true), {}),
                    *predictAllReduceUs("ring", oneHost(32 << 10, 2, true), {}));
   // Rabenseifner: fewer steps than the ring, but its pieces do not overlap: the ring wins large
