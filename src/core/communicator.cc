@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "algorithms/calibration.h"
-#include "core/hang_report.h"
 #include "core/logging.h"
 #include "core/rank_affinity.h"
 #include "topology/host_cores.h"
@@ -91,17 +90,14 @@ std::unique_ptr<Communicator> Communicator::create(
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
-  comm->tcp_->setStatusResponder(
-      [c = comm.get(), tag = id.jobTag] { return encodeRankStatus(c->status(), tag); });
-  comm->tcp_->setNoticeReceiver([c = comm.get()](int fromRank, const std::vector<uint8_t>& bytes) {
-    c->keepNotice(fromRank, bytes);
-  });
+  comm->connections_.assign(nranks, nullptr);
+  comm->watch_.attach({rank, &comm->peers_, comm->tcp_.get(), &comm->connections_, &comm->abort_,
+                       comm->config_.opTimeout});
   comm->transportPolicy_ = TransportPolicy::fromEnv();
   comm->everyPeerOverShm_ =
       comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
   comm->tcpConnections_.resize(nranks);
   comm->shmConnections_.resize(nranks);
-  comm->connections_.assign(nranks, nullptr);
   comm->sendSeq_.assign(nranks, 0);
   comm->recvSeq_.assign(nranks, 0);
 
@@ -289,10 +285,7 @@ void Communicator::setUpShm(int peer) {
 
 void Communicator::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type,
                                   const CallParams& call) {
-  currentCall_ = call;
-  // A failed operation leaves the communicator unusable, so the one before this has completed.
-  lastCompleted_ = operation_;
-  operation_ = {kind, seq, count, type};
+  watch_.begin({kind, seq, count, type}, call);
   // The clock starts at the first wait that does not end at once (see deadline()): a small
   // operation that never waits long reads the clock no more than it must.
   deadline_ = kNoDeadlineYet;
@@ -339,8 +332,8 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       continue;
     }
     const auto now = Clock::now();
-    if (now >= deadline()) timedOut(waitingFor);
-    if (now >= nextStatusCheck_) answerStatusQueries(now, waitingFor);
+    if (now >= deadline()) watch_.timedOut(waitingFor);
+    if (watch_.checkDue(now)) watch_.check(now, waitingFor);
     // Spin first, then give the core to others (ranks may outnumber cores), then sleep in the
     // kernel until something can move.
     if (!resting) {
@@ -364,154 +357,6 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     resting = !spinFirst;
     rounds = 0;
   }
-}
-
-RankStatus Communicator::status() const {
-  RankStatus s;
-  s.rank = static_cast<uint32_t>(rank_);
-  s.state = state_;
-  s.current = operation_;
-  s.lastCompleted = lastCompleted_;
-  if (waitingFor_ != nullptr) s.waitingFor = (*waitingFor_)();
-  return s;
-}
-
-void Communicator::answerStatusQueries(Clock::time_point now,
-                                       FunctionRef<std::string()> waitingFor) {
-  nextStatusCheck_ = now + kStatusCheckInterval;
-  waitingFor_ = &waitingFor;
-  try {
-    tcp_->serviceListener();
-  } catch (...) {
-    waitingFor_ = nullptr;
-    throw;
-  }
-  waitingFor_ = nullptr;
-  if (notice_) throw noticeError();
-  failIfAPeerCalledSomethingElse();
-}
-
-void Communicator::failIfAPeerCalledSomethingElse() const {
-  // Send/recv numbers its messages per peer, so another group's message may wait here with the
-  // same number; setup is no call of the user's.
-  if (operation_.kind == OpKind::kSendRecv || operation_.kind == OpKind::kSetup) return;
-  for (size_t peer = 0; peer < connections_.size(); ++peer) {
-    if (connections_[peer] == nullptr) continue;
-    const std::optional<FrameTag> unclaimed = connections_[peer]->peekUnclaimed();
-    if (!unclaimed || unclaimed->kind != operation_.kind || unclaimed->seq != operation_.seq ||
-        unclaimed->call == currentCall_) {
-      continue;
-    }
-    fail(hoopInvalidUsage, "rank ", rank_, " called ",
-         describeCall(operation_.kind, operation_.seq, currentCall_), " but ",
-         peers_[peer].describe(), " called ",
-         describeCall(unclaimed->kind, unclaimed->seq, unclaimed->call),
-         ": every rank must make the same call with the same count, type, op and root");
-  }
-}
-
-void Communicator::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {
-  FailureNotice notice;
-  try {
-    notice = decodeFailureNotice(bytes, static_cast<uint32_t>(fromRank), tcp_->options().jobTag);
-  } catch (const Error& e) {
-    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "ignored a failure notice from ",
-        peers_[fromRank].describe(), ": ", e.what());
-    return;
-  }
-  log(LogLevel::kInfo, LogSubsys::kNet, rank_, "failure notice from ", peers_[fromRank].describe(),
-      " in its ", notice.operation.describe(), ": ", notice.cause);
-  if (!notice_) notice_ = std::make_unique<FailureNotice>(std::move(notice));
-}
-
-std::optional<Error> Communicator::failureNoticed() {
-  tcp_->serviceListener();
-  if (!notice_) return std::nullopt;
-  return noticeError("", str("the job failed after ", operation()));
-}
-
-Error Communicator::noticeError(const std::string& detail, const std::string& what) {
-  const FailureNotice& notice = *notice_;
-  const std::string where = notice.operation == operation_
-                                ? std::string()
-                                : str(", in its ", notice.operation.describe());
-  return Error(notice.code, str("rank ", rank_, ": ", what.empty() ? operation() + " failed" : what,
-                                ": ", notice.cause, " (reported by ",
-                                peers_[notice.reporter].describe(), where, ")", detail));
-}
-
-Error Communicator::shareFailure(const Error& error) {
-  if (abortRequested() || !noticeCarries(error.code())) return error;
-  // Kept before this failure: the failure is the notice's (made by noticeError, perhaps with a
-  // hang report appended) or came after it; either way the others have been told.
-  if (notice_) return error;
-  // A notice may already wait at the listener (the reporter may be why this rank failed): then
-  // its cause is the one to return, and the others have it already.
-  try {
-    tcp_->serviceListener();
-  } catch (const Error&) {
-    // Telling the others matters more than what the listener had.
-  }
-  if (notice_) return noticeError();
-  FailureNotice notice;
-  notice.reporter = static_cast<uint32_t>(rank_);
-  notice.code = error.code();
-  notice.operation = operation_;
-  notice.cause = noticeCause(error.what(), notice.reporter);
-  try {
-    const size_t told = tcp_->sendNotice(encodeFailureNotice(notice, tcp_->options().jobTag),
-                                         Clock::now() + kNoticeSendTime);
-    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "told ", told, " of ", size() - 1,
-        " other rank(s) that ", operation(), " failed");
-  } catch (const Error& e) {
-    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "could not tell the others that ", operation(),
-        " failed: ", e.what());
-  }
-  return error;
-}
-
-void Communicator::timedOut(FunctionRef<std::string()> waitingFor) {
-  const std::string own =
-      str("rank ", rank_, ": ", operation(), " timed out after ",
-          std::chrono::duration_cast<std::chrono::seconds>(config_.opTimeout).count(),
-          " s waiting for ", waitingFor(),
-          "; that rank may have hung, died, or called a different operation (HOOP_TIMEOUT)");
-  log(LogLevel::kError, LogSubsys::kColl, rank_, own, "; last completed ",
-      lastCompleted_.describe(), "; asking the other ranks what they are doing");
-  // Other ranks that time out now ask this one too: it answers while it gathers.
-  state_ = RankStatus::State::kTimedOut;
-  waitingFor_ = &waitingFor;
-  HangReportInput report;
-  report.reporter = rank_;
-  report.timeout = config_.opTimeout;
-  report.statuses.resize(peers_.size());
-  report.statuses[rank_] = status();
-  std::vector<int> others;
-  for (int r = 0; r < size(); ++r) {
-    report.peers.push_back(peers_[r].describe());
-    if (r != rank_) others.push_back(r);
-  }
-  try {
-    // hoopCommAbort cuts the gathering short: its promise to unblock within 100 ms holds here.
-    const auto answers = tcp_->askStatus(others, Clock::now() + kStatusGatherTime,
-                                         [this] { return abortRequested(); });
-    for (size_t i = 0; i < others.size(); ++i) {
-      if (answers[i].empty()) continue;
-      try {
-        report.statuses[others[i]] =
-            decodeRankStatus(answers[i], static_cast<uint32_t>(others[i]), tcp_->options().jobTag);
-      } catch (const Error& e) {
-        log(LogLevel::kWarn, LogSubsys::kNet, rank_, "ignored the status answer of ",
-            peers_[others[i]].describe(), ": ", e.what());
-      }
-    }
-  } catch (const Error& e) {
-    log(LogLevel::kWarn, LogSubsys::kNet, rank_, "gathering the hang report failed: ", e.what());
-  }
-  waitingFor_ = nullptr;
-  // A notice that came in meanwhile names the cause; the report still shows where everyone is.
-  if (notice_) throw noticeError(str("\n", own, "\n", formatHangReport(report)));
-  fail(hoopTimeout, own, "\n", formatHangReport(report));
 }
 
 void Communicator::snapshotWaitWords() {

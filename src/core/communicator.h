@@ -15,7 +15,7 @@
 #include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/error.h"
-#include "core/failure_notice.h"
+#include "core/failure_watch.h"
 #include "core/function_ref.h"
 #include "core/rank_status.h"
 #include "core/types.h"
@@ -96,24 +96,24 @@ class Communicator {
   void beginOperation(OpKind kind, uint32_t seq, size_t count = 0, DataType type = DataType::kInt8,
                       const CallParams& call = {});
   // "allreduce #12 (1024 x float)", for messages.
-  std::string operation() const { return operation_.describe(); }
+  std::string operation() const { return watch_.operation().describe(); }
   // Drives every connection until done() holds: spins briefly, then sleeps in poll. Throws on
   // abort, timeout (naming `waitingFor()`, with the hang report: see hang_report.h), or a
   // connection failure. Answers other ranks' status queries while it waits.
   void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor);
   // What this rank would answer a status query now.
-  RankStatus status() const;
+  RankStatus status() const { return watch_.status(); }
   // Called with the error an operation failed with, before it is returned; gives back the error
   // to return. When the cause is this rank's own discovery (a peer died or a connection was lost,
   // a mismatched call was read: codes noticeCarries() accepts), every other rank is sent a
   // failure notice first (at most kNoticeSendTime), so it fails too and names the cause. A
   // failure caused by a notice, an abort, a timeout (every rank has its own, with its hang
   // report) or a notice already waiting here is not passed on: no storms.
-  Error shareFailure(const Error& error);
+  Error shareFailure(const Error& error) { return watch_.shareFailure(error); }
   // Between operations: looks at the listener for a failure notice (no wait) and returns the
   // error it makes, if one came. What hoopCommGetAsyncError asks a rank whose part of a call was
   // done before another rank found it wrong (a broadcast root).
-  std::optional<Error> failureNoticed();
+  std::optional<Error> failureNoticed() { return watch_.failureNoticed(); }
 
   // Logs at INFO the first time each schedule serves a kind of operation on this communicator
   // (every call would flood the log; never would hide what the tuner decided).
@@ -158,20 +158,6 @@ class Communicator {
   // Sleeps until a connection may move (socket ready, futex word changed), the abort, or
   // `timeoutMs`.
   void sleepUntilActivity(int timeoutMs);
-  // Answers status queries waiting at the listener (at most every kStatusCheckInterval).
-  void answerStatusQueries(Clock::time_point now, FunctionRef<std::string()> waitingFor);
-  // A peer's message for this very call, unclaimed (no receive here waits for it), whose
-  // parameters differ from this rank's: the peer made another call, and this rank may be waiting
-  // for data that will never come (a broadcast's other root). hoopInvalidUsage naming both.
-  void failIfAPeerCalledSomethingElse() const;
-  // HOOP_TIMEOUT passed: logs this rank's line, asks the others for theirs and throws hoopTimeout
-  // with the hang report.
-  [[noreturn]] void timedOut(FunctionRef<std::string()> waitingFor);
-  // A notice from `fromRank` reached the listener: kept (the first one only) for the wait.
-  void keepNotice(int fromRank, const std::vector<uint8_t>& bytes);
-  // The error a kept notice makes of the current operation (`what`: "allreduce #3 failed"
-  // when empty), with `detail` appended.
-  Error noticeError(const std::string& detail = "", const std::string& what = "");
 
   int rank_ = 0;
   int localRank_ = 0;
@@ -185,6 +171,9 @@ class Communicator {
   Ring ring_;
   Ring localRing_;
   Ring crossRing_;
+  // Status queries, failure notices, mismatches seen in unclaimed messages, the hang report.
+  // Declared before tcp_, which calls into it from the listener, so that it outlives tcp_.
+  FailureWatch watch_;
   std::unique_ptr<TcpTransport> tcp_;
   TransportPolicy transportPolicy_;
   // By peer rank, null until used: the TCP connection (for shm peers only their setup channel)
@@ -199,28 +188,6 @@ class Communicator {
   uint32_t collectiveSeq_ = 0;
   std::vector<uint32_t> sendSeq_;
   std::vector<uint32_t> recvSeq_;
-  // The operation in progress and the one before it: operations run one after another, so the
-  // one before has completed. Two stores per operation, read only by status queries.
-  OpRecord operation_;
-  OpRecord lastCompleted_;
-  CallParams currentCall_;  // operation_'s parameters as its messages carry them
-  // While a wait serves a status query or reports its own timeout: what it waits for.
-  const FunctionRef<std::string()>* waitingFor_ = nullptr;
-  RankStatus::State state_ = RankStatus::State::kWaiting;
-  // The first failure notice received. A notice means the job is broken: once kept it is never
-  // dropped, so the wait that sees it fails, and every later one (the C API also refuses calls
-  // on a failed communicator). Looked at with the status queries, so it costs fast waits nothing.
-  std::unique_ptr<FailureNotice> notice_;
-  // How long a failing rank spends telling the others: a dead or stopped rank costs its slot,
-  // never more than this in total.
-  static constexpr auto kNoticeSendTime = std::chrono::milliseconds(1000);
-  // Status queries are rare: a wait looks at the listener once per interval (one poll(2)), so a
-  // query is answered within about that plus the wait's sleep slice, at no cost to fast waits.
-  static constexpr auto kStatusCheckInterval = std::chrono::milliseconds(50);
-  Clock::time_point nextStatusCheck_{};
-  // How long a rank that timed out waits for the others' statuses: long enough for a waiting
-  // rank to notice the query (its check interval plus a sleep slice), short next to HOOP_TIMEOUT.
-  static constexpr auto kStatusGatherTime = std::chrono::milliseconds(1500);
   // HOOP_TIMEOUT's end for the current operation; kNoDeadlineYet until deadline() first runs.
   static constexpr Clock::time_point kNoDeadlineYet = Clock::time_point::max();
   Clock::time_point deadline();
