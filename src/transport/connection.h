@@ -38,7 +38,8 @@ struct FrameTag {
   CallParams call = {};
 };
 
-// "allreduce #5 (1024 x int32, sum, root 0)": one side of a mismatch, for error messages.
+// "allreduce #5 (1024 x int32, sum)", "broadcast #6 (64 x uint8, root 2)": one side of a
+// mismatch, for error messages, with the op and root only where the kind of call has them.
 std::string describeCall(OpKind kind, uint32_t seq, const CallParams& call);
 
 class Connection {

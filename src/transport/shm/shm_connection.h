@@ -102,6 +102,10 @@ class ShmConnection : public Connection {
     RedOp op;
     size_t count;
     size_t bytes;
+
+    CallParams params() const {
+      return {count, static_cast<uint8_t>(type), static_cast<uint8_t>(op), tag.call.root};
+    }
   };
   // Writes the next eager message and returns true, or returns false at once while its buffer
   // still holds a message the peer has not read (progress elsewhere, then call again).

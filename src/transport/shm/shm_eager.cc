@@ -80,16 +80,11 @@ void ShmConnection::releaseEager() {
 
 void ShmConnection::failEagerMismatch(const ShmEagerDescriptor& theirs,
                                       const EagerCall& mine) const {
-  auto describe = [](uint8_t kind, uint32_t seq, uint64_t count, uint8_t type, uint8_t op) {
-    return str(opKindName(static_cast<OpKind>(kind)), " #", seq, " (", count, " x ",
-               dataTypeName(static_cast<DataType>(type)), ", ", redOpName(static_cast<RedOp>(op)),
-               ")");
-  };
+  // Eager messages serve allreduces, which have no root: the peer's is taken as this rank's.
+  const CallParams theirCall{theirs.count, theirs.type, theirs.op, mine.tag.call.root};
   fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
-       describe(static_cast<uint8_t>(mine.tag.kind), mine.tag.seq, mine.count,
-                static_cast<uint8_t>(mine.type), static_cast<uint8_t>(mine.op)),
-       " but ", peer_, " called ",
-       describe(theirs.kind, theirs.seq, theirs.count, theirs.type, theirs.op),
+       describeCall(mine.tag.kind, mine.tag.seq, mine.params()), " but ", peer_, " called ",
+       describeCall(static_cast<OpKind>(theirs.kind), theirs.seq, theirCall),
        ": every rank must call the same collectives in the same order with the same count, "
        "type and op");
 }
@@ -109,13 +104,11 @@ void ShmConnection::failIfPeerInAnotherCall() const {
   if (eager_.wanted && slotArrived() && !eagerArrived()) {
     const ShmSlotHeader header = readInboundHeader();
     const EagerCall& mine = eager_.call;
-    fail(hoopInvalidUsage, "rank ", selfRank_, " called ", opKindName(mine.tag.kind), " #",
-         mine.tag.seq, " (", mine.count, " x ", dataTypeName(mine.type), ", ", redOpName(mine.op),
-         ") but ", peer_, " sent data for ", opKindName(static_cast<OpKind>(header.kind)), " #",
-         header.seq, " (", header.callCount, " x ",
-         dataTypeName(static_cast<DataType>(header.callType)), ", ",
-         redOpName(static_cast<RedOp>(header.callOp)),
-         "): every rank must call the same collectives in the same order");
+    const CallParams theirCall{header.callCount, header.callType, header.callOp, header.callRoot};
+    fail(hoopInvalidUsage, "rank ", selfRank_, " called ",
+         describeCall(mine.tag.kind, mine.tag.seq, mine.params()), " but ", peer_,
+         " sent data for ", describeCall(static_cast<OpKind>(header.kind), header.seq, theirCall),
+         ": every rank must call the same collectives in the same order");
   }
   const bool waitingForSlot = recvs_.completed < recvs_.posted || peek_.wanted;
   if (waitingForSlot && eagerArrived() && !slotArrived()) {

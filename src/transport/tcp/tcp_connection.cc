@@ -26,6 +26,23 @@ void FrameHeader::encode(uint8_t* out, FrameTag tag, uint64_t bytes) {
   std::memcpy(out, header.bytes().data(), kBytes);
 }
 
+FrameHeader::Decoded FrameHeader::decode(const uint8_t* in) {
+  WireReader header(in, kBytes, "frame header");
+  const uint16_t magic = header.u16();
+  const uint8_t version = header.u8();
+  Decoded frame;
+  frame.tag.kind = static_cast<OpKind>(header.u8());
+  frame.tag.seq = header.u32();
+  frame.bytes = header.u64();
+  frame.tag.call.count = header.u64();
+  frame.tag.call.type = header.u8();
+  frame.tag.call.op = header.u8();
+  const uint16_t reserved = header.u16();
+  frame.tag.call.root = header.u32();
+  frame.wellFormed = magic == kMagic && version == kVersion && reserved == 0;
+  return frame;
+}
+
 TcpConnection::TcpConnection(std::vector<UniqueFd> streams, int selfRank, std::string describePeer)
     : selfRank_(selfRank), peer_(std::move(describePeer)) {
   for (size_t i = 0; i < streams.size(); ++i) {
@@ -168,39 +185,23 @@ std::optional<FrameTag> TcpConnection::peekUnclaimed() {
   const ssize_t got =
       ::recv(stream.fd.get(), header.data(), header.size(), MSG_PEEK | MSG_DONTWAIT);
   if (got != static_cast<ssize_t>(header.size())) return std::nullopt;
-  WireReader in(header.data(), header.size(), "frame header");
-  const uint16_t magic = in.u16();
-  const uint8_t version = in.u8();
+  const FrameHeader::Decoded frame = FrameHeader::decode(header.data());
   // Garbage is for the receive that claims it to report, with its checks.
-  if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion) return std::nullopt;
-  FrameTag tag{static_cast<OpKind>(in.u8()), in.u32()};
-  in.u64();  // bytes
-  tag.call.count = in.u64();
-  tag.call.type = in.u8();
-  tag.call.op = in.u8();
-  in.u16();
-  tag.call.root = in.u32();
-  return tag;
+  if (!frame.wellFormed) return std::nullopt;
+  return frame.tag;
 }
 
 void TcpConnection::checkHeader(const Message& m) const {
-  WireReader in(m.header.data(), FrameHeader::kBytes, "frame header");
-  uint16_t magic = in.u16();
-  uint8_t version = in.u8();
-  auto kind = static_cast<OpKind>(in.u8());
-  uint32_t seq = in.u32();
-  uint64_t bytes = in.u64();
-  CallParams call;
-  call.count = in.u64();
-  call.type = in.u8();
-  call.op = in.u8();
-  const uint16_t reserved = in.u16();
-  call.root = in.u32();
-  if (magic != FrameHeader::kMagic || version != FrameHeader::kVersion || reserved != 0) {
+  const FrameHeader::Decoded frame = FrameHeader::decode(m.header.data());
+  if (!frame.wellFormed) {
     fail(hoopRemoteError, "rank ", selfRank_, ": garbage on the connection from ", peer_,
          " (bad frame magic/version/reserved bytes) during ", opKindName(m.tag.kind), " #",
          m.tag.seq, "; the connection is unusable");
   }
+  const OpKind kind = frame.tag.kind;
+  const uint32_t seq = frame.tag.seq;
+  const CallParams& call = frame.tag.call;
+  const uint64_t bytes = frame.bytes;
   if (kind != m.tag.kind || seq != m.tag.seq) {
     fail(hoopInvalidUsage, "rank ", selfRank_, " is in ", opKindName(m.tag.kind), " #", m.tag.seq,
          " but ", peer_, " sent data for ", opKindName(kind), " #", seq,

@@ -26,6 +26,15 @@ struct FrameHeader {
   static constexpr uint8_t kVersion = 2;
 
   static void encode(uint8_t* out, FrameTag tag, uint64_t bytes);
+
+  // What a header of kBytes says. `wellFormed` is false for a wrong magic or version or non-zero
+  // reserved bytes, and then the other fields mean nothing.
+  struct Decoded {
+    bool wellFormed = false;
+    FrameTag tag{};
+    uint64_t bytes = 0;
+  };
+  static Decoded decode(const uint8_t* in);
 };
 
 class TcpConnection : public Connection {
