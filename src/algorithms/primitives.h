@@ -63,6 +63,12 @@ class Primitives {
   // it fits one, else copied into the staging slot first.
   template <typename Use>
   void withReceived(int from, size_t bytes, Use use);
+  // Over shared memory, the next slot to `to` when a piece of `bytes` can be written straight
+  // into it now (ShmConnection::sendSlot), else null; sendWritten hands the written piece over.
+  // A reduction that writes its result there saves the copy a posted send would make. Nothing
+  // may be sent to `to` in between.
+  void* outboundSlot(int to, size_t bytes);
+  void sendWritten(int to, size_t bytes);
   // The next scratch slot, once the send that last used it has completed.
   char* takeScratchSlot();
   // data = (lower rank's data) op (higher rank's data), `received` coming from `peer`.

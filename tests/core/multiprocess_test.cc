@@ -76,6 +76,15 @@ INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
                                             ::testing::Values("shm", "tcp"),
                                             ::testing::Values(2, 3, 4, 7)));
 
+// Pieces of 256 KiB and more over shm are reduced (or copied) straight into the next rank's
+// slot: a ring allreduce at 3 ranks (a reduce-scatter step, the last reduction and the allgather's
+// forward all do it) and a tree reduce, on the sweep's million-element counts.
+TEST(Algorithm, LargePiecesWrittenIntoSlotsAreExact) {
+  expectAllPassed(
+      runWithUniqueId(3, {"--suite", "sweep", "--large"},
+                      {{"HOOP_ALGO", "allreduce:=ring;reduce:=tree"}, {"HOOP_TRANSPORT", "shm"}}));
+}
+
 // The exchange schedules (recursive doubling and halving, Bruck) and the tree, with pieces small
 // enough that the sweep's larger counts span many of them, on rank counts that fold (or leave a
 // tree unbalanced) and ones that do not.

@@ -231,6 +231,72 @@ TEST(ShmPeek, ReadsMessagesInPlaceAndReleasesSlots) {
   ASSERT_EQ(child.status, 0) << child.report;
 }
 
+TEST(ShmInPlaceSend, WritesIntoTheNextSlotInOrderWithPostedSends) {
+  ShmOptions options;
+  options.slots = 2;
+  options.slotBytes = 4096;
+  options.useCma = false;
+  // Messages 0 and 3 are posted, 1, 2 and 4 written in place; the child receives all five in
+  // order, 1 and 4 by peek and the others by postRecv, and checks every byte.
+  const std::vector<size_t> sizes = {3000, 100, 0, 5000, 4096};
+  auto pair =
+      connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel& channel) {
+        channel.recvU64();  // both slots are full: the parent has checked it cannot write more
+        for (size_t m = 0; m < sizes.size(); ++m) {
+          FrameTag tag{OpKind::kReduceScatter, static_cast<uint32_t>(m)};
+          std::vector<uint8_t> got(sizes[m]);
+          if (m == 1 || m == 4) {
+            const void* data = nullptr;
+            driveUntil(connection,
+                       [&] { return (data = connection.peekRecv(sizes[m], tag)) != nullptr; });
+            std::memcpy(got.data(), data, sizes[m]);
+            connection.releasePeeked();
+          } else {
+            connection.postRecv(got.data(), sizes[m], tag);
+            driveUntilIdle(connection);
+          }
+          std::string difference = firstDifference(got, pattern(0, m, sizes[m]));
+          if (!difference.empty()) fail(hoopInternalError, "message ", m, ": ", difference);
+        }
+      });
+  ShmConnection& connection = *pair.connection;
+  auto tag = [](size_t m) { return FrameTag{OpKind::kReduceScatter, static_cast<uint32_t>(m)}; };
+  auto writeInPlace = [&](size_t m) {
+    void* slot = connection.sendSlot(sizes[m]);
+    ASSERT_NE(slot, nullptr) << "message " << m;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(slot) % 64, 0u);
+    std::vector<uint8_t> bytes = pattern(0, m, sizes[m]);
+    if (!bytes.empty()) std::memcpy(slot, bytes.data(), bytes.size());
+    EXPECT_EQ(connection.publishSend(sizes[m], tag(m)), m) << "tickets go on from posted sends";
+    EXPECT_EQ(connection.sendsCompleted(), m + 1) << "complete as soon as published";
+  };
+
+  EXPECT_EQ(connection.sendSlot(4097), nullptr) << "larger than a slot";
+  std::vector<uint8_t> first = pattern(0, 0, sizes[0]);
+  connection.postSend(first.data(), first.size(), tag(0));
+  EXPECT_EQ(connection.sendSlot(100), nullptr) << "a posted send is still queued ahead";
+  connection.progress();
+  writeInPlace(1);
+  EXPECT_EQ(connection.sendSlot(0), nullptr) << "both slots hold unread messages";
+  try {
+    connection.publishSend(0, tag(2));
+    ADD_FAILURE() << "publishSend without a free slot must refuse";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInternalError);
+    EXPECT_NE(std::string(e.what()).find("sendSlot"), std::string::npos) << e.what();
+  }
+  pair.channel().sendU64(1);
+  driveUntil(connection, [&] { return connection.sendSlot(0) != nullptr; });
+  writeInPlace(2);
+  std::vector<uint8_t> fourth = pattern(0, 3, sizes[3]);  // two slots' worth: posted
+  connection.postSend(fourth.data(), fourth.size(), tag(3));
+  driveUntil(connection, [&] { return connection.sendSlot(sizes[4]) != nullptr; });
+  writeInPlace(4);
+  driveUntilIdle(connection);
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+}
+
 TEST(ShmPeek, MessagesSentByCmaAreNotPeekable) {
   ShmOptions options;  // 512 KiB slots
   options.cmaThresholdBytes = kTestCmaThreshold;

@@ -136,21 +136,26 @@ void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) const {
 
 // ---- sending ----
 
+ShmSlotHeader ShmConnection::headerFor(FrameTag tag, size_t bytes) const {
+  ShmSlotHeader header{};
+  header.magic = ShmSlotHeader::kMagic;
+  header.version = ShmSlotHeader::kVersion;
+  header.kind = static_cast<uint8_t>(tag.kind);
+  header.seq = tag.seq;
+  header.callType = tag.call.type;
+  header.callOp = tag.call.op;
+  header.callRoot = tag.call.root;
+  header.callCount = tag.call.count;
+  header.position = published_;
+  header.messageBytes = bytes;
+  return header;
+}
+
 bool ShmConnection::progressSends() {
   bool moved = false;
   while (sendCursor_ < sends_.posted && acquireOutboundSpace()) {
     SendOp& op = sends_.at(sendCursor_);
-    ShmSlotHeader header{};
-    header.magic = ShmSlotHeader::kMagic;
-    header.version = ShmSlotHeader::kVersion;
-    header.kind = static_cast<uint8_t>(op.tag.kind);
-    header.seq = op.tag.seq;
-    header.callType = op.tag.call.type;
-    header.callOp = op.tag.call.op;
-    header.callRoot = op.tag.call.root;
-    header.callCount = op.tag.call.count;
-    header.position = published_;
-    header.messageBytes = op.bytes;
+    ShmSlotHeader header = headerFor(op.tag, op.bytes);
     if (op.viaCma) {
       header.flags = ShmSlotHeader::kViaCma;
       header.cmaAddress = reinterpret_cast<uintptr_t>(op.data);
@@ -169,8 +174,14 @@ bool ShmConnection::progressSends() {
     // A 0-byte message still takes one slot (its header).
     if (op.copied == op.bytes) ++sendCursor_;
   }
+  moved |= completeSends();
+  return moved;
+}
+
+bool ShmConnection::completeSends() {
   // Complete in ticket order. A slot send is done once published (its bytes are in the slots);
   // a CMA send once the receiver released its descriptor slot, i.e. finished reading our buffer.
+  bool moved = false;
   while (sends_.completed < sendCursor_) {
     SendOp& op = sends_.at(sends_.completed);
     if (op.viaCma) {
@@ -181,6 +192,34 @@ bool ShmConnection::progressSends() {
     moved = true;
   }
   return moved;
+}
+
+// ---- zero-copy send ----
+
+void* ShmConnection::sendSlot(size_t bytes) {
+  const bool oneSlot = bytes <= layout_.slotBytes() && !(sendViaCma_ && bytes >= sendCmaThreshold_);
+  if (!oneSlot || sendCursor_ != sends_.posted ||
+      sends_.posted - sends_.completed >= kMaxInFlight || !acquireOutboundSpace()) {
+    return nullptr;
+  }
+  return layout_.data(side_, published_);
+}
+
+uint64_t ShmConnection::publishSend(size_t bytes, FrameTag tag) {
+  if (sendSlot(bytes) == nullptr) {
+    fail(hoopInternalError, "rank ", selfRank_, ": publishSend of ", bytes, " bytes to ", peer_,
+         " without a slot from sendSlot (or with a send posted since)");
+  }
+  ShmSlotHeader header = headerFor(tag, bytes);
+  header.fragmentBytes = bytes;
+  std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
+  publishSlot();
+  const uint64_t ticket = sends_.posted++;
+  sends_.at(ticket) = SendOp{nullptr, bytes, tag, bytes};
+  ++sendCursor_;
+  completeSends();
+  idle_ = false;
+  return ticket;
 }
 
 // ---- receiving ----

@@ -1,6 +1,7 @@
 // A Connection between two processes of one host through a shared-memory segment: per
 // direction a ring of fixed-size slots (shm_layout.h). The sender copies a message into free
-// slots (several when it is larger than a slot) and publishes each; the receiver validates each
+// slots (several when it is larger than a slot), or writes it into one in place (sendSlot), and
+// publishes each; the receiver validates each
 // slot's header against what it posted, copies out and releases the slot. Large messages can go
 // by CMA instead: the slot carries only where the bytes are and the receiver reads them straight
 // from the sender's buffer (one copy instead of two).
@@ -87,6 +88,19 @@ class ShmConnection : public Connection {
   const void* peekRecv(size_t bytes, FrameTag tag);
   void releasePeeked();
 
+  // Zero-copy send: the caller writes a message straight into the next outbound slot, so a
+  // reduction can put its result there in the pass that computes it (no copy in afterwards).
+  //
+  // sendSlot(bytes): where the next message goes, when one of `bytes` can go there now: it
+  // travels whole in one slot (not split, not by CMA), no earlier send still waits for a slot
+  // (messages leave in order), and that slot is free. Else nullptr: post the send instead. The
+  // pointer is 64-byte aligned and the slot stays this side's until publishSend.
+  // publishSend(bytes, tag): hands the message written at sendSlot(bytes) to the peer. It counts
+  // as one send, posted and complete at once (tickets keep matching the peer's receives), and
+  // returns its ticket. Nothing may be posted between the two calls.
+  void* sendSlot(size_t bytes);
+  uint64_t publishSend(size_t bytes, FrameTag tag);
+
   bool idle() const override { return !workPending(); }
 
   // Eager messages, for schedules that trade one small message each way per call (the one-shot
@@ -157,6 +171,11 @@ class ShmConnection : public Connection {
   ShmSideControl& peerControl() const { return layout_.side(1 - side_); }
 
   bool progressSends();
+  // Completes sends in ticket order (see there); true when one completed.
+  bool completeSends();
+  // A slot header for a message of `bytes` of the call `tag`, at position published_; the caller
+  // fills in how the bytes travel (fragment or CMA).
+  ShmSlotHeader headerFor(FrameTag tag, size_t bytes) const;
   bool progressRecvs();
   // Every cross-process ordering lives in these, named for it: acquire* load the peer's counter
   // with acquire (true when it has released that many positions / a slot is free / a slot has
