@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "hooprun/cpu_binding.h"
 #include "hooprun/fd.h"
 
 extern char** environ;
@@ -530,6 +531,31 @@ TEST(HooprunE2E, LocalRanksBesideRemoteOnesRunHere) {
   EXPECT_TRUE(std::regex_match(out[0], rank0)) << out[0];
   EXPECT_TRUE(std::regex_match(out[1], rank1)) << out[1];
   EXPECT_EQ(lines(readFile(log)).size(), 1u) << "only the remote rank goes through HOOP_RSH";
+}
+
+// Each rank reports the CPUs it may run on (the kernel's own list, from /proc): bound ranks get
+// one core each, in turn, and hooprun's own mask is left as it was.
+TEST(HooprunE2E, BindToCoreGivesEachRankOneCoreInTurn) {
+  const size_t cores = usableCores().size();
+  const std::string report = "grep Cpus_allowed_list /proc/self/status | cut -f2";
+  RunResult unbound = run({"-np", "2", "/bin/sh", "-c", report});
+  ASSERT_EQ(unbound.exit_code, 0) << unbound.err;
+  const std::vector<std::string> free = sortedLines(unbound.out);
+  ASSERT_EQ(free.size(), 2u) << unbound.out;
+  EXPECT_EQ(free[0].substr(4), free[1].substr(4)) << "without --bind-to both see the same mask";
+
+  RunResult bound = run({"-np", "3", "--bind-to", "core", "/bin/sh", "-c", report});
+  ASSERT_EQ(bound.exit_code, 0) << bound.err;
+  const std::vector<std::string> out = sortedLines(bound.out);
+  ASSERT_EQ(out.size(), 3u) << bound.out;
+  std::vector<std::string> lists;
+  for (const std::string& line : out) lists.push_back(line.substr(4));  // after "[r] "
+  if (cores == 1) GTEST_SKIP() << "one core: every rank is bound to it";
+  EXPECT_NE(lists[0], free[0].substr(4)) << "rank 0 bound to less than the whole mask";
+  EXPECT_NE(lists[0], lists[1]) << "ranks 0 and 1 on different cores";
+  if (cores == 2) {
+    EXPECT_EQ(lists[2], lists[0]) << "3 ranks on 2 cores: rank 2 shares core 0";
+  }
 }
 
 TEST(HooprunE2E, MissingRemoteShellExits127) {

@@ -88,6 +88,15 @@ TEST(HooprunOptions, HostsAndTimeout) {
   EXPECT_EQ(o2.timeout, milliseconds(1)) << "a tiny timeout rounds up, never to zero";
 }
 
+TEST(HooprunOptions, BindTo) {
+  EXPECT_EQ(parse({"-np", "1", "p"}).bind_to, Binding::kNone) << "placement left to the kernel";
+  EXPECT_EQ(parse({"--bind-to", "core", "-np", "1", "p"}).bind_to, Binding::kCore);
+  EXPECT_EQ(parse({"--bind-to=core", "--bind-to=none", "-np", "1", "p"}).bind_to, Binding::kNone);
+  EXPECT_EQ(parseError({"--bind-to", "socket", "-np", "1", "p"}),
+            "--bind-to 'socket': give 'core' or 'none'");
+  EXPECT_EQ(parseError({"-np", "1", "--bind-to"}), "option --bind-to needs a value");
+}
+
 TEST(HooprunOptions, Hostfile) {
   std::string path = writeTempFile("hooprun_opts_hostfile", "n1 slots=2\nn2:1\n");
   Options o = parse({"--hostfile", path, "prog"});

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hooprun/cpu_binding.h"
 #include "hooprun/job_plan.h"
 #include "hooprun/launch_context.h"
 #include "hooprun/remote_command.h"
@@ -128,6 +129,57 @@ TEST(HooprunPlan, HoopRshReplacesSsh) {
   EXPECT_THAT(remoteShellCommand("  /bin/sh  /x/fake_rsh.sh "),
               ElementsAre("/bin/sh", "/x/fake_rsh.sh"));
   EXPECT_THAT(remoteArgv({"rsh"}, "h", "script"), ElementsAre("rsh", "h", "script"));
+}
+
+// --bind-to core: local rank r gets core r mod cores; ranks on other hosts are not bound (the
+// local process is their ssh client).
+TEST(HooprunPlan, BindingGivesLocalRanksCoresInTurn) {
+  LaunchContext ctx = fixedContext();
+  ctx.cores = {{0, 2}, {1, 3}};
+  Options o = options(3);
+  EXPECT_TRUE(planJob(o, ctx).ranks[0].cpus.empty()) << "no binding unless asked for";
+  o.bind_to = Binding::kCore;
+  JobPlan plan = planJob(o, ctx);
+  EXPECT_THAT(plan.ranks[0].cpus, ElementsAre(0, 2));
+  EXPECT_THAT(plan.ranks[1].cpus, ElementsAre(1, 3));
+  EXPECT_THAT(plan.ranks[2].cpus, ElementsAre(0, 2)) << "more ranks than cores share in turn";
+
+  Options mixed = options(4, {{"localhost", 2}, {"nodeB", 2}});
+  mixed.bind_to = Binding::kCore;
+  JobPlan mixedPlan = planJob(mixed, ctx);
+  EXPECT_THAT(mixedPlan.ranks[1].cpus, ElementsAre(1, 3));
+  EXPECT_TRUE(mixedPlan.ranks[2].cpus.empty());
+  EXPECT_TRUE(mixedPlan.ranks[3].cpus.empty());
+}
+
+// Hardware threads group into their cores, cores in the order of their first thread.
+TEST(HooprunBinding, ThreadsGroupIntoCores) {
+  // Two packages of two cores with two threads each, numbered as Linux does: cpu c and c + 4
+  // are siblings.
+  auto coreOf = [](int cpu) { return std::make_pair((cpu % 4) / 2, cpu % 2); };
+  EXPECT_THAT(
+      groupIntoCores({7, 0, 4, 1, 5, 2, 6, 3}, coreOf),
+      ElementsAre(ElementsAre(0, 4), ElementsAre(1, 5), ElementsAre(2, 6), ElementsAre(3, 7)));
+  EXPECT_THAT(groupIntoCores({5, 1}, coreOf), ElementsAre(ElementsAre(1, 5)))
+      << "an affinity mask with only some threads keeps only those";
+  EXPECT_TRUE(groupIntoCores({}, coreOf).empty());
+  EXPECT_TRUE(cpusOfLocalRank({}, 3).empty());
+  EXPECT_EQ(cpuListText({0, 4}), "0,4");
+}
+
+// This machine: every CPU of the affinity mask is in exactly one core.
+TEST(HooprunBinding, UsableCoresCoverTheAffinityMask) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  std::vector<int> seen;
+  for (const std::vector<int>& core : usableCores()) {
+    EXPECT_FALSE(core.empty());
+    seen.insert(seen.end(), core.begin(), core.end());
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen.size(), static_cast<size_t>(CPU_COUNT(&mask)));
+  EXPECT_TRUE(std::adjacent_find(seen.begin(), seen.end()) == seen.end()) << "a CPU twice";
+  for (int cpu : seen) EXPECT_TRUE(CPU_ISSET(cpu, &mask)) << cpu;
 }
 
 TEST(HooprunPlan, MergeEnvironmentLastOverrideWins) {

@@ -9,6 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "hooprun/cpu_binding.h"
+
 namespace hoop::run {
 namespace {
 
@@ -116,6 +118,7 @@ ChildProcess ChildProcess::spawn(const SpawnRequest& request) {
   std::vector<char*> argv = cStrings(request.argv);
   std::vector<char*> envp = cStrings(request.env);
   pid_t pid = -1;
+  const ScopedCpuBinding binding(request.cpus);  // inherited by the child, then undone here
   // glibc's posix_spawnp returns only after the exec succeeded or failed, and reports an exec
   // failure (ENOENT, EACCES) as its result, so a missing program is known here, not later as a
   // mysterious exit status 127.

@@ -35,6 +35,7 @@ struct SpawnRequest {
   std::string stdin_data;
   const sigset_t* mask = nullptr;      // signal mask to start with (see SignalWatch)
   const sigset_t* defaults = nullptr;  // signals to reset to SIG_DFL
+  std::vector<int> cpus;               // CPUs to bind the process to; empty: hooprun's mask
 };
 
 class ChildProcess {

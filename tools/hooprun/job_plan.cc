@@ -86,6 +86,9 @@ JobPlan planJob(const Options& options, const LaunchContext& context) {
       vars.push_back(EnvVar{"HOOP_SECRET", context.secret});
       launch.argv = options.program;
       launch.env = mergeEnvironment(context.environ, vars);
+      if (options.bind_to == Binding::kCore) {
+        launch.cpus = cpusOfLocalRank(context.cores, place.local_rank);
+      }
     }
     plan.ranks.push_back(std::move(launch));
   }

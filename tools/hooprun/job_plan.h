@@ -21,6 +21,7 @@ struct RankLaunch {
   std::vector<std::string> argv;  // what hooprun executes here: prog..., or rsh... HOST SCRIPT
   std::vector<std::string> env;   // the complete environment of that local process, NAME=value
   std::string stdin_data;         // written to the process's stdin, then closed; empty: /dev/null
+  std::vector<int> cpus;          // CPUs the process is bound to (--bind-to); empty: not bound
 };
 
 struct JobPlan {

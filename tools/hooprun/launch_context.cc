@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "hooprun/cpu_binding.h"
 #include "hooprun/fd.h"
 #include "hooprun/remote_command.h"
 
@@ -84,6 +85,7 @@ LaunchContext currentLaunchContext(bool loopback_only) {
   char name[HOST_NAME_MAX + 1] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0) throwErrno("gethostname");
   ctx.local_hostname = name;
+  ctx.cores = usableCores();
   return ctx;
 }
 

@@ -11,12 +11,13 @@
 namespace hoop::run {
 
 struct LaunchContext {
-  std::string secret;                // 32 lowercase hex digits, one per job
-  uint16_t root_port = 0;            // where rank 0 will listen
-  std::vector<std::string> environ;  // hooprun's environment, "NAME=value" entries
-  std::string cwd;                   // hooprun's working directory
-  std::vector<std::string> rsh;      // remote-shell command (ssh -o BatchMode=yes, or HOOP_RSH)
-  std::string local_hostname;        // this machine's name, for remote ranks to reach it
+  std::string secret;                   // 32 lowercase hex digits, one per job
+  uint16_t root_port = 0;               // where rank 0 will listen
+  std::vector<std::string> environ;     // hooprun's environment, "NAME=value" entries
+  std::string cwd;                      // hooprun's working directory
+  std::vector<std::string> rsh;         // remote-shell command (ssh -o BatchMode=yes, or HOOP_RSH)
+  std::string local_hostname;           // this machine's name, for remote ranks to reach it
+  std::vector<std::vector<int>> cores;  // the cores hooprun may use (their CPUs), for --bind-to
 };
 
 // Gathers the context from this process. `loopback_only`: every rank runs on this machine, so

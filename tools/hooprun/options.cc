@@ -141,6 +141,8 @@ CommandLine parseCommandLine(const std::vector<std::string>& args, const EnvLook
       options.exports.push_back(parseExport(value(), lookup));
     } else if (name == "--timeout") {
       options.timeout = parseTimeout(value());
+    } else if (name == "--bind-to") {
+      options.bind_to = parseBinding(value());
     } else {
       throw UsageError("unknown option '" + arg + "'");
     }
@@ -177,6 +179,10 @@ Options:
       --hostfile FILE      one host per line, 'host slots=N' or 'host:N'; '#' comments
   -x VAR[=VALUE]           export VAR to every rank (VAR alone copies hooprun's value)
       --timeout SECONDS    stop the job after SECONDS (may be fractional), exit 124
+      --bind-to core|none  core: run each rank of this machine on one core of its own
+                           (local rank r on core r mod the cores hooprun may use; more
+                           ranks than cores share them in turn); none (default): leave
+                           placement to the kernel. Ranks on other hosts are not bound.
   -h, --help               show this help and exit
       --version            show the version and exit
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "hooprun/cpu_binding.h"
 #include "hooprun/env_var.h"
 #include "hooprun/hosts.h"
 
@@ -19,6 +20,7 @@ struct Options {
   // -x VAR[=value] in command-line order, values resolved (-x VAR copies hooprun's value).
   std::vector<EnvVar> exports;
   std::optional<std::chrono::milliseconds> timeout;
+  Binding bind_to = Binding::kNone;  // --bind-to: applies to the ranks started on this machine
   std::vector<std::string> program;  // prog followed by its arguments, never empty for kRun
 };
 

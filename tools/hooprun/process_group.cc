@@ -75,8 +75,12 @@ void ProcessGroup::repeatHangReport() {
 void ProcessGroup::startRanks() {
   ranks_.reserve(plan_.ranks.size());
   for (const RankLaunch& launch : plan_.ranks) {
-    SpawnRequest request{launch.argv, launch.env, launch.stdin_data, &signals_.childMask(),
-                         &signals_.childDefaults()};
+    SpawnRequest request{launch.argv,
+                         launch.env,
+                         launch.stdin_data,
+                         &signals_.childMask(),
+                         &signals_.childDefaults(),
+                         launch.cpus};
     try {
       ranks_.push_back(Rank{launch.rank,
                             launch.host,
