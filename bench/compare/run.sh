@@ -26,6 +26,10 @@
 #   --job-timeout S      kill one benchmark job after S seconds (default 300)
 #   --quiet-wait S       before each job wait up to S seconds for the machine to go quiet (no
 #                        other runnable task for 1 s); default 0: do not wait
+#   --bind core|none     core: every program's ranks run on one core each, in turn when they
+#                        outnumber the cores (hooprun --bind-to core; mpirun --map-by
+#                        core:OVERSUBSCRIBE --bind-to core:overload-allowed; Gloo's ranks through
+#                        taskset on CPU rank mod nproc). Default none: placement left to the kernel
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +46,7 @@ min_sec=0.2
 max_sec=5
 job_timeout=300
 quiet_wait=0
+bind=none
 positional=()
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; }
@@ -59,6 +64,7 @@ while (($#)); do
     --max-sec) max_sec=$2; shift 2 ;;
     --job-timeout) job_timeout=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
+    --bind) bind=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     *) positional+=("$1"); shift ;;
@@ -122,7 +128,14 @@ for spec in $sizes; do
   ranges+=("$(to_bytes "$b") $(to_bytes "$e") $f ${n:-20} ${w:-5}")
 done
 
+[[ $bind == none || $bind == core ]] || { echo "run.sh: --bind '$bind': give core or none" >&2; exit 2; }
 mpirun_common=(mpirun --oversubscribe --allow-run-as-root --bind-to none --mca pml ob1)
+hooprun_bind=()
+if [[ $bind == core ]]; then
+  mpirun_common=(mpirun --allow-run-as-root --map-by core:OVERSUBSCRIBE
+    --bind-to core:overload-allowed --mca pml ob1)
+  hooprun_bind=(--bind-to core)
+fi
 # shellcheck disable=SC2054  # the commas belong to MCA values
 mpi_tcp_args=(--mca btl self,tcp --mca btl_tcp_if_include lo)
 # shellcheck disable=SC2054
@@ -145,6 +158,7 @@ trap 'stop_gloo; exit 130' INT TERM
   echo "build: $build"
   echo "ranks: $ranks; sizes: $sizes; peers: $peers; gloo algos: $gloo_algos"
   echo "peer benches: -m $min_sec -M $max_sec; job timeout ${job_timeout}s; quiet wait ${quiet_wait}s"
+  echo "binding: $bind"
   echo "HOOP_* env: $(env | grep '^HOOP_' | tr '\n' ' ' || true)"
   command -v mpirun >/dev/null && echo "mpirun: $(mpirun --version 2>/dev/null | head -1)"
 } >"$out/run-info.txt"
@@ -216,8 +230,10 @@ run_gloo() {  # np
       for ((rank = 0; rank < np; ++rank)); do
         local dest=/dev/null
         ((rank == 0)) && dest=$log
+        local pin=()
+        [[ $bind == core ]] && pin=(taskset -c $((rank % $(nproc))))
         RANK=$rank WORLD_SIZE=$np GLOO_STORE_DIR=$store \
-          timeout --kill-after=10 "$job_timeout" "$bin/gloo_allreduce_bench" "${args[@]}" \
+          timeout --kill-after=10 "$job_timeout" "${pin[@]}" "$bin/gloo_allreduce_bench" "${args[@]}" \
           >>"$dest" 2>>"$log.err" &
         pids+=($!)
       done
@@ -274,7 +290,7 @@ run_hoop() {  # np transport
     local csv=$dir/hoop_${transport}_$k.csv
     k=$((k + 1))
     # -a 3: the slowest rank's time per iteration, as the peer benches report.
-    HOOP_TRANSPORT=$transport run_job "$log" "$bin/hooprun" -np "$np" "$bin/hoop-perf" allreduce \
+    HOOP_TRANSPORT=$transport run_job "$log" "$bin/hooprun" "${hooprun_bind[@]}" -np "$np" "$bin/hoop-perf" allreduce \
       -b "$b" -e "$e" -f "$f" -d float -n "$n" -w "$w" -a 3 --csv "$csv" ||
       note "np=$np hoop: range $b..$e over $transport failed (exit $?), see $log.err"
     [[ -f $csv ]] && csvs+=("$csv")
