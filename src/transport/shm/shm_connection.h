@@ -1,10 +1,10 @@
 // A Connection between two processes of one host through a shared-memory segment: per
 // direction a ring of fixed-size slots (shm_layout.h). The sender copies a message into free
 // slots (several when it is larger than a slot), or writes it into one in place (sendSlot), and
-// publishes each; the receiver validates each
-// slot's header against what it posted, copies out and releases the slot. Large messages can go
-// by CMA instead: the slot carries only where the bytes are and the receiver reads them straight
-// from the sender's buffer (one copy instead of two).
+// publishes each; the receiver validates each slot's header against what it posted, copies out
+// (or reads in place, peekRecv) and releases the slot. Large messages can go by CMA instead: the
+// slot carries only where the bytes are and the receiver reads them straight from the sender's
+// buffer (one copy instead of two).
 //
 // Nothing blocks and the hot path makes no system call: progress() is a few loads and stores of
 // shared counters. A caller that wants to sleep uses waitWord() (see announceSleep below).
