@@ -114,9 +114,9 @@ void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out,
 }
 
 void Primitives::recvCopySend(int from, int to, void* out, size_t bytes) {
-  ShmConnection* source = comm_.shmConnection(from);
-  if (source != nullptr && source->canPeek(bytes)) {
-    if (void* slot = outboundSlot(to, bytes)) {
+  // Size first (inside outboundSlot): small pieces, the common case, look no further.
+  if (void* slot = outboundSlot(to, bytes)) {
+    if (ShmConnection* source = comm_.shmConnection(from); source && source->canPeek(bytes)) {
       withReceived(from, bytes, [&](const void* received) {
         std::memcpy(out, received, bytes);
         std::memcpy(slot, received, bytes);

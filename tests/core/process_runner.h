@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "exec_image.h"
 #include "hoop/hoop.h"
 
 namespace hoop::test {
@@ -37,32 +38,19 @@ class ProcessGroup {
     }
   }
 
-  // Everything the child needs is built here, before fork: the test process may have other
-  // threads (a rendezvous root), and a child that allocates before exec can wait forever on an
-  // allocator lock one of them held at the fork (seen under ASan: 1 run in 10 hung).
+  // The child's argv and environment are built before fork (exec_image.h says why: a child
+  // that allocated before exec hung 1 run in 10 under ASan).
   void start(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
     char pattern[] = "/tmp/hoop-test-XXXXXX";
     int fd = mkstemp(pattern);
-    std::vector<std::string> environment;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      const std::string text = *entry;
-      if (env.count(text.substr(0, text.find('='))) == 0) environment.push_back(text);
-    }
-    for (const auto& [key, value] : env) environment.push_back(key + "=" + value);
-    std::vector<char*> envp;
-    for (std::string& text : environment) envp.push_back(text.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = argv;
-    std::vector<char*> argp;
-    for (std::string& arg : args) argp.push_back(arg.data());
-    argp.push_back(nullptr);
+    const ExecImage image(argv, env);
     Process p;
     p.logPath = pattern;
     p.pid = fork();
     if (p.pid == 0) {
       dup2(fd, 1);
       dup2(fd, 2);
-      execvpe(argp[0], argp.data(), envp.data());
+      execvpe(image.argv()[0], image.argv(), image.envp());
       static constexpr char kFailed[] = "execvpe failed\n";
       [[maybe_unused]] ssize_t written = write(2, kFailed, sizeof(kFailed) - 1);
       _exit(127);

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
+#include "exec_image.h"
 
 namespace hoop::test {
 namespace {
@@ -71,29 +71,15 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   std::string outPath = scratch.path() + "/out";
   std::string errPath = scratch.path() + "/err";
 
-  // Everything the child needs is built before fork: only async-signal-safe calls after it.
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string text = *entry;
-    std::string name = text.substr(0, text.find('='));
-    if (name == "HOOP_TOPO_FILE" || name == "HOOP_TRANSPORT" || env.count(name) != 0) continue;
-    environment.push_back(text);
-  }
-  for (const auto& [name, value] : env) environment.push_back(name + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& text : environment) envp.push_back(text.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> argp;
-  for (std::string& arg : args) argp.push_back(arg.data());
-  argp.push_back(nullptr);
+  // Only async-signal-safe calls after the fork: the image is built before it.
+  const ExecImage image(argv, env, {"HOOP_TOPO_FILE", "HOOP_TRANSPORT"});
 
   pid_t pid = fork();
   if (pid == 0) {
     int out = open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int err = open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
-    execve(argp[0], argp.data(), envp.data());
+    execve(image.argv()[0], image.argv(), image.envp());
     _exit(127);
   }
   RunResult result;
