@@ -79,7 +79,7 @@ std::unique_ptr<Communicator> Communicator::create(
   }
 
   comm->buildRings();
-  comm->adaptSpinToCores();
+  comm->adaptToCores();
 
   TcpOptions options;
   options.selfRank = rank;
@@ -161,7 +161,7 @@ void Communicator::buildRings() {
   }
 }
 
-void Communicator::adaptSpinToCores() {
+void Communicator::adaptToCores() {
   std::vector<int> localPids;
   for (const PeerInfo& peer : peers_) {
     if (peer.rank != rank_ && peer.hostId == peers_[rank_].hostId) localPids.push_back(peer.pid);
@@ -169,10 +169,17 @@ void Communicator::adaptSpinToCores() {
   // The union of the local ranks' masks: ranks bound to a core each (as mpirun binds two) are
   // not sharing one, though each sees a single core in its own mask.
   const size_t cores = coresOfLocalRanks(localPids);
-  if (static_cast<size_t>(localSize_) > cores && !config_.spinSetByUser) {
+  const bool shareCores = static_cast<size_t>(localSize_) > cores;
+  if (shareCores && !config_.spinSetByUser) {
     config_.spinBeforeSleep = std::chrono::microseconds(0);
     log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " ranks share ", cores,
         " core(s) on this host: waits yield at once instead of spinning (HOOP_SPIN_US overrides)");
+  }
+  // Each rank spreads its messages over one ring's worth of slot bytes in all, split among its
+  // local peers, so the lines all ranks cycle through stay a bounded share of the shared cache.
+  if (!config_.shm.spreadSetByUser && localSize_ > 1) {
+    config_.shm.spreadBytes =
+        shareCores ? 0 : config_.shm.slotBytes / static_cast<size_t>(localSize_ - 1);
   }
 }
 

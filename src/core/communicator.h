@@ -148,8 +148,9 @@ class Communicator {
   Communicator() = default;
   // Host grouping from the peers' host ids: local rank and size, and the three rings.
   void buildRings();
-  // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep).
-  void adaptSpinToCores();
+  // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep) and keep each shm
+  // message at its slot's start (config_.shm.spreadBytes).
+  void adaptToCores();
   void progressAll(bool& moved);
   // Loads every busy shm connection's futex word (wordSnapshot_) for a following sleep.
   void snapshotWaitWords();

@@ -42,6 +42,8 @@ Config Config::fromEnvironment() {
     fail(hoopInvalidArgument, "HOOP_SHM_SLOTS=", config.shm.slots, " is not in 2..1024");
   }
   config.shm.slotBytes = byteSetting("HOOP_SHM_SLOT_SIZE", config.shm.slotBytes, 4096);
+  config.shm.spreadSetByUser = envString("HOOP_SHM_SPREAD").has_value();
+  config.shm.spreadBytes = byteSetting("HOOP_SHM_SPREAD", 0, 0);
   config.shm.useCma = envInt("HOOP_SHM_CMA", 1) != 0;
   config.shm.cmaThresholdBytes =
       byteSetting("HOOP_SHM_CMA_THRESHOLD", config.shm.cmaThresholdBytes, 0);

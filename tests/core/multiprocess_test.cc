@@ -1,6 +1,7 @@
 // Collectives across real processes over real sockets: every collective, dtype, op, in-place and
 // out-of-place, on 1..8 ranks, through each way of starting a job.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -234,6 +235,50 @@ TEST(Algorithm, OneShotIsTheDefaultForSmallAllReducesOverShm) {
     for (const auto& result : results) {
       const bool oneShot = result.output.find("allreduce uses one-shot") != std::string::npos;
       EXPECT_EQ(oneShot, std::string(transport) == "shm") << transport << ":\n" << result.output;
+    }
+  }
+}
+
+// Over shm a rank spreads its small messages along each slot when every local rank has a core of
+// its own, and keeps them at the slot's start when ranks share cores (shm_options.h has the
+// measurements); HOOP_SHM_SPREAD overrides both. Each case checks the data too (allreduce sweep).
+TEST(ShmSpread, OnlyRanksWithACoreEachSpreadTheirMessages) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  int firstCpu = 0;
+  while (!CPU_ISSET(firstCpu, &mask)) ++firstCpu;
+  struct Case {
+    bool oneCore;  // both ranks confined to one CPU (taskset)
+    const char* spread;
+    const char* expected;
+  };
+  std::vector<Case> cases = {
+      {true, nullptr, "each message at its slot's start"},
+      {true, "64K", "messages spread across each slot's first 64 KiB"},
+  };
+  if (CPU_COUNT(&mask) >= 2) {  // what the ranks inherit, so the union hoop counts
+    cases.push_back({false, nullptr, "messages spread across each slot's first 512 KiB"});
+  }
+  for (const Case& c : cases) {
+    hoopUniqueId id;
+    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+    ProcessGroup group;
+    for (int r = 0; r < 2; ++r) {
+      Env env = {{"HOOP_TEST_UID", toHex(id)}, {"HOOP_TEST_RANK", std::to_string(r)},
+                 {"HOOP_TEST_NRANKS", "2"},    {"HOOP_TRANSPORT", "shm"},
+                 {"HOOP_DEBUG", "INFO"},       {"HOOP_DEBUG_SUBSYS", "INIT"}};
+      if (c.spread != nullptr) env["HOOP_SHM_SPREAD"] = c.spread;
+      std::vector<std::string> argv = {HOOP_TEST_WORKER, "--init", "uid",      "--suite",
+                                       "sweep",          "--only", "allreduce"};
+      if (c.oneCore) argv.insert(argv.begin(), {"taskset", "-c", std::to_string(firstCpu)});
+      group.start(argv, env);
+    }
+    auto results = group.wait(std::chrono::seconds(120));
+    expectAllPassed(results);
+    for (size_t r = 0; r < results.size(); ++r) {
+      EXPECT_NE(results[r].output.find(c.expected), std::string::npos)
+          << "rank " << r << " (one core: " << c.oneCore << "):\n"
+          << results[r].output;
     }
   }
 }

@@ -128,6 +128,18 @@ TEST(ShmErrors, ImpossibleFragmentIsRemoteError) {
   EXPECT_TRUE(contains(e, "fragment of 1048576 bytes where 100 were due")) << e.what();
 }
 
+TEST(ShmErrors, FragmentOutsideItsSlotIsRemoteError) {
+  // The right size, but placed so that it would run past the slot's end (or off the line grid).
+  Error past = garbage([](ShmSlotHeader& header) { header.dataOffset = 4096 - 64; });
+  EXPECT_EQ(past.code(), hoopRemoteError);
+  EXPECT_TRUE(contains(past, "fragment of 100 bytes at offset 4032 of a 4096-byte slot"))
+      << past.what();
+  Error unaligned = garbage([](ShmSlotHeader& header) { header.dataOffset = 8; });
+  EXPECT_TRUE(contains(unaligned, "at offset 8 of")) << unaligned.what();
+  Error huge = garbage([](ShmSlotHeader& header) { header.dataOffset = ~uint64_t{0} - 63; });
+  EXPECT_TRUE(contains(huge, "bad slot header: fragment of 100 bytes at offset")) << huge.what();
+}
+
 TEST(ShmErrors, StaleSlotIsRemoteError) {
   Error e = garbage([](ShmSlotHeader& header) { header.position = 8; });
   EXPECT_EQ(e.code(), hoopRemoteError);

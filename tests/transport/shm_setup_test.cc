@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
+
+#include "core/config.h"
 #include "shm_test_util.h"
 #include "transport/shm/shm_segment.h"
 
@@ -99,6 +102,26 @@ TEST(ShmSetup, BadOptionsFailOnBothSides) {
   ShmOptions options;
   options.slots = 0;
   expectSetupFailsOnBothSides(options, hoopInvalidArgument, {"slots must be 1..4096, not 0"});
+}
+
+// HOOP_SHM_SPREAD: a byte size, kept as the user's (the communicator then leaves it alone).
+TEST(ShmConfig, SpreadComesFromTheEnvironment) {
+  unsetenv("HOOP_SHM_SPREAD");
+  Config plain = Config::fromEnvironment();
+  EXPECT_FALSE(plain.shm.spreadSetByUser);
+  setenv("HOOP_SHM_SPREAD", "64K", 1);
+  Config set = Config::fromEnvironment();
+  EXPECT_TRUE(set.shm.spreadSetByUser);
+  EXPECT_EQ(set.shm.spreadBytes, size_t{64} << 10);
+  setenv("HOOP_SHM_SPREAD", "lots", 1);
+  try {
+    Config::fromEnvironment();
+    ADD_FAILURE() << "HOOP_SHM_SPREAD=lots accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("HOOP_SHM_SPREAD='lots'"), std::string::npos) << e.what();
+  }
+  unsetenv("HOOP_SHM_SPREAD");
 }
 
 }  // namespace

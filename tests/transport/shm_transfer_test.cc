@@ -297,6 +297,85 @@ TEST(ShmInPlaceSend, WritesIntoTheNextSlotInOrderWithPostedSends) {
   ASSERT_EQ(child.status, 0) << child.report;
 }
 
+// Where each message of `sizes` starts in its slot's data area, through 2 slots of 4 KiB with
+// ShmOptions::spreadBytes = `spread`. Even messages are posted and peeked at, odd ones written in
+// place and received by postRecv: the receiver (a child process) checks every byte and where each
+// peeked message lies, the sender every in-place pointer.
+void expectPlacement(size_t spread, const std::vector<size_t>& sizes,
+                     const std::vector<size_t>& offsets) {
+  ShmOptions options;
+  options.slots = 2;
+  options.slotBytes = 4096;
+  options.useCma = false;
+  options.spreadBytes = spread;
+  auto tag = [](size_t m) { return FrameTag{OpKind::kAllGather, static_cast<uint32_t>(m)}; };
+  auto pair = connectPair(options, options, [&](ShmConnection& connection, SocketSetupChannel&) {
+    const ShmLayout& layout = connection.layout();
+    for (size_t m = 0; m < sizes.size(); ++m) {
+      std::vector<uint8_t> got(sizes[m]);
+      if (m % 2 == 0 && connection.canPeek(sizes[m])) {
+        const uint8_t* data = nullptr;
+        driveUntil(connection, [&] {
+          data = static_cast<const uint8_t*>(connection.peekRecv(sizes[m], tag(m)));
+          return data != nullptr;
+        });
+        const auto offset = static_cast<size_t>(data - layout.data(1 - connection.side(), m));
+        if (offset != offsets[m]) {
+          fail(hoopInternalError, "message ", m, " at offset ", offset, ", not ", offsets[m]);
+        }
+        std::memcpy(got.data(), data, sizes[m]);
+        connection.releasePeeked();
+      } else {
+        connection.postRecv(got.data(), sizes[m], tag(m));
+        driveUntilIdle(connection);
+      }
+      std::string difference = firstDifference(got, pattern(0, m, sizes[m]));
+      if (!difference.empty()) fail(hoopInternalError, "message ", m, ": ", difference);
+    }
+  });
+  ShmConnection& connection = *pair.connection;
+  const ShmLayout& layout = connection.layout();
+  std::vector<std::vector<uint8_t>> messages;
+  for (size_t m = 0; m < sizes.size(); ++m) messages.push_back(pattern(0, m, sizes[m]));
+  size_t position = 0;  // slots published so far
+  for (size_t m = 0; m < sizes.size(); ++m) {
+    if (m % 2 == 0 || sizes[m] > options.slotBytes) {
+      connection.postSend(messages[m].data(), sizes[m], tag(m));
+      driveUntilIdle(connection);
+      position += std::max<size_t>(1, (sizes[m] + options.slotBytes - 1) / options.slotBytes);
+      continue;
+    }
+    uint8_t* slot = nullptr;
+    driveUntil(connection,
+               [&] { return (slot = static_cast<uint8_t*>(connection.sendSlot(sizes[m]))); });
+    EXPECT_EQ(static_cast<size_t>(slot - layout.data(connection.side(), position)), offsets[m])
+        << "message " << m;
+    std::memcpy(slot, messages[m].data(), sizes[m]);
+    connection.publishSend(sizes[m], tag(m));
+    ++position;
+  }
+  driveUntilIdle(connection);
+  ChildResult child = pair.child->join();
+  ASSERT_EQ(child.status, 0) << child.report;
+}
+
+TEST(ShmSpread, EachSlotFillsOnFromItsLastMessageThenWraps) {
+  // Slot 0 takes messages 0, 2, 4, 6; slot 1 takes 1, 3, 5, 7. Sizes round up to 64 bytes.
+  const std::vector<size_t> sizes = {1000, 1000, 1000, 1000, 2000, 3000, 100, 1000};
+  //                       slot 0:   0           1024        2048        0 (2048 + 2000 ended it)
+  //                       slot 1:         0           1024        0 (2048 + 3000 > 4096) 3008
+  expectPlacement(4096, sizes, {0, 0, 1024, 1024, 2048, 0, 0, 3008});
+}
+
+TEST(ShmSpread, TheSpreadBoundsHowFarAMessageStarts) {
+  // Within the first 2 KiB: 1000-byte messages alternate between 0 and 1024 in each slot.
+  expectPlacement(2048, {1000, 1000, 1000, 1000, 1000, 1000}, {0, 0, 1024, 1024, 0, 0});
+}
+
+TEST(ShmSpread, NoSpreadPutsEveryMessageAtItsSlotsStart) {
+  expectPlacement(0, {1000, 1000, 1000, 1000, 64, 64}, {0, 0, 0, 0, 0, 0});
+}
+
 TEST(ShmPeek, MessagesSentByCmaAreNotPeekable) {
   ShmOptions options;  // 512 KiB slots
   options.cmaThresholdBytes = kTestCmaThreshold;

@@ -21,6 +21,9 @@ ShmConnection::ShmConnection(Setup setup)
       sendCmaThreshold_(std::max<size_t>(setup.sendCmaThresholdBytes, 1)),
       recvViaCma_(setup.recvViaCma),
       peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
+      spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmSlotPlacement *
+                   kShmSlotPlacement),
+      slotCursor_(setup.slots, 0),
       livenessInterval_(setup.livenessInterval) {}
 
 ShmConnection::~ShmConnection() {
@@ -165,7 +168,12 @@ bool ShmConnection::progressSends() {
       size_t fragment = std::min(layout_.slotBytes(), op.bytes - op.copied);
       header.fragmentOffset = op.copied;
       header.fragmentBytes = fragment;
-      if (fragment > 0) std::memcpy(layout_.data(side_, published_), op.data + op.copied, fragment);
+      header.dataOffset = placeInSlot(fragment);
+      if (fragment > 0) {
+        std::memcpy(layout_.data(side_, published_) + header.dataOffset, op.data + op.copied,
+                    fragment);
+      }
+      advanceSlotCursor(header.dataOffset, fragment);
       op.copied += fragment;
     }
     std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
@@ -176,6 +184,17 @@ bool ShmConnection::progressSends() {
   }
   moved |= completeSends();
   return moved;
+}
+
+size_t ShmConnection::placeInSlot(size_t bytes) const {
+  const size_t cursor = slotCursor_[published_ % layout_.slots()];
+  return cursor + bytes <= spreadBytes_ ? cursor : 0;
+}
+
+void ShmConnection::advanceSlotCursor(size_t offset, size_t bytes) {
+  const size_t end =
+      (offset + bytes + kShmSlotPlacement - 1) / kShmSlotPlacement * kShmSlotPlacement;
+  slotCursor_[published_ % layout_.slots()] = end < spreadBytes_ ? end : 0;
 }
 
 bool ShmConnection::completeSends() {
@@ -202,7 +221,7 @@ void* ShmConnection::sendSlot(size_t bytes) {
       sends_.posted - sends_.completed >= kMaxInFlight || !acquireOutboundSpace()) {
     return nullptr;
   }
-  return layout_.data(side_, published_);
+  return layout_.data(side_, published_) + placeInSlot(bytes);
 }
 
 uint64_t ShmConnection::publishSend(size_t bytes, FrameTag tag) {
@@ -212,6 +231,8 @@ uint64_t ShmConnection::publishSend(size_t bytes, FrameTag tag) {
   }
   ShmSlotHeader header = headerFor(tag, bytes);
   header.fragmentBytes = bytes;
+  header.dataOffset = placeInSlot(bytes);  // where sendSlot(bytes) put it
+  advanceSlotCursor(header.dataOffset, bytes);
   std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
   publishSlot();
   const uint64_t ticket = sends_.posted++;
@@ -256,7 +277,7 @@ bool ShmConnection::progressRecvs() {
       receiveViaCma(header, op);
     } else {
       if (header.fragmentBytes > 0) {
-        std::memcpy(op.data + op.received, layout_.data(1 - side_, consumed_),
+        std::memcpy(op.data + op.received, layout_.data(1 - side_, consumed_) + header.dataOffset,
                     header.fragmentBytes);
       }
       op.received += header.fragmentBytes;
@@ -330,6 +351,12 @@ void ShmConnection::checkHeader(const ShmSlotHeader& header, const RecvOp& op) c
     if (header.fragmentBytes != due) {
       failGarbage(op, str("fragment of ", header.fragmentBytes, " bytes where ", due, " were due"));
     }
+    // due <= slotBytes: the subtraction cannot wrap.
+    if (header.dataOffset % kShmSlotPlacement != 0 ||
+        header.dataOffset > layout_.slotBytes() - header.fragmentBytes) {
+      failGarbage(op, str("fragment of ", header.fragmentBytes, " bytes at offset ",
+                          header.dataOffset, " of a ", layout_.slotBytes(), "-byte slot"));
+    }
   }
 }
 
@@ -376,7 +403,7 @@ const void* ShmConnection::peekRecv(size_t bytes, FrameTag tag) {
   if ((header.flags & ShmSlotHeader::kViaCma) != 0) {
     failGarbage(expected, "CMA descriptor below the sender's threshold");
   }
-  peek_ = Peek{true, false, layout_.data(1 - side_, consumed_), bytes, tag};
+  peek_ = Peek{true, false, layout_.data(1 - side_, consumed_) + header.dataOffset, bytes, tag};
   idle_ = false;
   return peek_.data;
 }

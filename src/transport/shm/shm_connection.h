@@ -44,6 +44,7 @@ class ShmConnection : public Connection {
     bool recvViaCma = false;
     size_t peerCmaThresholdBytes = 0;
     std::chrono::milliseconds livenessInterval{10};
+    size_t spreadBytes = 0;  // ShmOptions::spreadBytes
   };
 
   explicit ShmConnection(Setup setup);
@@ -176,6 +177,11 @@ class ShmConnection : public Connection {
   // A slot header for a message of `bytes` of the call `tag`, at position published_; the caller
   // fills in how the bytes travel (fragment or CMA).
   ShmSlotHeader headerFor(FrameTag tag, size_t bytes) const;
+  // Where in the slot of position published_ a fragment of `bytes` goes, and, once it is
+  // published there, moving that slot's cursor past it: each slot fills on from where its last
+  // fragment ended, within the first spreadBytes_ of its data area (ShmOptions::spreadBytes).
+  size_t placeInSlot(size_t bytes) const;
+  void advanceSlotCursor(size_t offset, size_t bytes);
   bool progressRecvs();
   // Every cross-process ordering lives in these, named for it: acquire* load the peer's counter
   // with acquire (true when it has released that many positions / a slot is free / a slot has
@@ -211,6 +217,8 @@ class ShmConnection : public Connection {
   Queue<SendOp> sends_;
   Queue<RecvOp> recvs_;
   uint64_t sendCursor_ = 0;  // first send not yet fully published
+  size_t spreadBytes_;
+  std::vector<size_t> slotCursor_;  // per outbound slot: where its next fragment starts
 
   // Local mirrors of the shared counters. Our own counts are kept here and stored to the segment;
   // the peer's are re-loaded only when the cached value says we must wait, so a sender with free

@@ -14,6 +14,8 @@
 namespace hoop {
 
 inline constexpr size_t kShmCacheLine = 64;
+// Granularity of where a fragment starts in its slot's data area.
+inline constexpr size_t kShmSlotPlacement = kShmCacheLine;
 // Counters written by different processes sit 128 bytes apart rather than 64: x86's adjacent-line
 // prefetcher fetches cache lines in 128-byte pairs, so neighbours 64 bytes apart would still
 // bounce between the two cores on every write (false sharing). Sender-owned and receiver-owned
@@ -87,10 +89,12 @@ struct ShmControlBlock {
   ShmSideControl sides[2];
 };
 
-// The first cache line of every slot; the data follows at the next line (64-byte aligned).
+// The first cache line of every slot; the data area follows at the next line. A fragment's bytes
+// start dataOffset bytes into the data area (a multiple of kShmSlotPlacement), so that a slot's
+// successive small messages land on different cache lines (ShmConnection::placeInSlot).
 struct ShmSlotHeader {
   static constexpr uint16_t kMagic = 0x5348;  // "HS"
-  static constexpr uint8_t kVersion = 2;
+  static constexpr uint8_t kVersion = 3;
   // Flag: the slot carries no bytes, only where they are in the sender (CMA, process_vm_readv).
   static constexpr uint8_t kViaCma = 1;
 
@@ -107,7 +111,10 @@ struct ShmSlotHeader {
   uint64_t messageBytes;
   uint64_t fragmentOffset;
   uint64_t fragmentBytes;
-  uint64_t cmaAddress;  // kViaCma: the message's address in the sender
+  union {
+    uint64_t cmaAddress;  // kViaCma: the message's address in the sender
+    uint64_t dataOffset;  // otherwise: where the fragment's bytes start in the slot's data area
+  };
   uint64_t callCount;
 };
 static_assert(sizeof(ShmSlotHeader) <= kShmCacheLine);

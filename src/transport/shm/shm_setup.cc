@@ -281,6 +281,7 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
   setup.recvViaCma = bothWantCma && readError == 0;
   setup.peerCmaThresholdBytes = theirs.cmaThresholdBytes;
   setup.livenessInterval = options.livenessInterval;
+  setup.spreadBytes = options.spreadBytes;
   // A pid is the peer's if we read our probe back through it, or if both share a pid namespace.
   bool samePidNamespace = mine.pidNamespaceInode != 0 &&
                           mine.pidNamespaceInode == theirs.pidNamespaceInode &&
@@ -301,8 +302,11 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
     return "slots only (" + cmaRefusalHint(readError) + ")";
   };
   log(LogLevel::kInfo, LogSubsys::kInit, selfRank, "shm with ", peerDescription, ": ", slots,
-      " slots x ", kibibytes(slotBytes),
-      " per direction; sending: ", cmaText(setup.sendViaCma, true),
+      " slots x ", kibibytes(slotBytes), " per direction, ",
+      options.spreadBytes == 0 ? std::string("each message at its slot's start")
+                               : "messages spread across each slot's first " +
+                                     kibibytes(std::min(options.spreadBytes, slotBytes)),
+      "; sending: ", cmaText(setup.sendViaCma, true),
       "; receiving: ", cmaText(setup.recvViaCma, false));
 
   setup.segment = std::move(segment);
