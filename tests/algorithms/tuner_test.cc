@@ -40,7 +40,10 @@ TEST(CostModel, SmallMessagesTakeTheFewestSteps) {
   // log2(n) rounds of one message beat one step of n-1 (measured at 4 ranks) and 2(n-1) steps.
   EXPECT_EQ(fastest(oneHost(8, 4, false)), "recdoubling");
   EXPECT_EQ(fastest(oneHost(8, 8, false)), "recdoubling");
-  EXPECT_EQ(fastest(oneHost(8, 2, false)), "direct");  // one message either way: the tie
+  // At 2 ranks both are one message each way; the direct schedule also copies its own input.
+  EXPECT_EQ(fastest(oneHost(8, 2, false)), "recdoubling");
+  EXPECT_LT(*predictAllReduceUs("recdoubling", oneHost(32 << 10, 2, false), {}),
+            *predictAllReduceUs("direct", oneHost(32 << 10, 2, false), {}));
 }
 
 TEST(CostModel, LargeMessagesTakeTheBandwidthOptimalRing) {

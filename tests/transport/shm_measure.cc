@@ -1,6 +1,8 @@
 // Not a test: one-way latency (8 B ping-pong) and streaming bandwidth (1 MiB, 16 MiB messages,
-// with and without CMA) between two processes over ShmConnection, pinned to CPUs 0 and 1.
-// Prints medians.   ninja hoop_shm_measure && tests/transport/hoop_shm_measure [reps]
+// with and without CMA) between two processes over ShmConnection, pinned to CPUs 0 and 1, then
+// exchanges of 16-256 KiB each way with every message at its slot's start and spread along the
+// slot (ShmOptions::spreadBytes). Prints medians.
+//   ninja hoop_shm_measure && tests/transport/hoop_shm_measure [reps]
 #include <sched.h>
 
 #include <algorithm>
@@ -115,6 +117,82 @@ double memcpyGBs(size_t bytes, size_t count) {
   return static_cast<double>(bytes * count) / seconds / 1e9;
 }
 
+// One exchange per round, as in a 2-rank recursive doubling step: each side sends `bytes` and
+// reads the peer's message where it lies (every 8-byte word, as a reduction would). Microseconds
+// per round.
+double exchangeMicros(ShmConnection& connection, size_t bytes, int rounds) {
+  std::vector<uint64_t> out(bytes / 8, 1);
+  uint64_t sum = 0;
+  auto start = Clock::now();
+  for (int i = 0; i < rounds; ++i) {
+    FrameTag tag{OpKind::kAllReduce, static_cast<uint32_t>(i)};
+    connection.postSend(out.data(), bytes, tag);
+    const uint64_t* in = nullptr;
+    while ((in = static_cast<const uint64_t*>(connection.peekRecv(bytes, tag))) == nullptr) {
+      connection.progress();
+    }
+    for (size_t w = 0; w < bytes / 8; ++w) sum += in[w];
+    connection.releasePeeked();
+    spinUntilIdle(connection);
+  }
+  const double micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  if (sum != static_cast<uint64_t>(rounds) * (bytes / 8)) std::printf("exchange: wrong data\n");
+  return micros / rounds;
+}
+
+// Exchanges through two slots-only connections, one with every message at its slot's start and
+// one spreading them along the slot, measured in alternation.
+int runExchanges(int reps) {
+  const std::vector<size_t> sizes = {16 << 10, 64 << 10, 128 << 10, 256 << 10};
+  constexpr int kRounds = 2000;
+  ShmOptions atStart;
+  atStart.useCma = false;
+  ShmOptions spread = atStart;
+  spread.spreadBytes = spread.slotBytes;
+  ForkedChild child([&](SocketSetupChannel& channel) {
+    pinTo(1);
+    auto first = connectShm(1, 0, "rank 0", channel, atStart);
+    auto second = connectShm(1, 0, "rank 0", channel, spread);
+    for (int r = 0; r < reps; ++r) {
+      for (ShmConnection* connection : {first.get(), second.get()}) {
+        for (size_t bytes : sizes) {
+          channel.recvU64();
+          exchangeMicros(*connection, bytes, kRounds);
+        }
+      }
+    }
+    channel.recvU64();
+  });
+  pinTo(0);
+  auto first = connectShm(0, 1, "rank 1", child.channel(), atStart);
+  auto second = connectShm(0, 1, "rank 1", child.channel(), spread);
+  std::vector<std::vector<std::vector<double>>> micros(
+      2, std::vector<std::vector<double>>(sizes.size()));
+  for (int r = 0; r < reps; ++r) {
+    int mode = 0;
+    for (ShmConnection* connection : {first.get(), second.get()}) {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        child.channel().sendU64(1);
+        micros[mode][i].push_back(exchangeMicros(*connection, sizes[i], kRounds));
+      }
+      ++mode;
+    }
+  }
+  child.channel().sendU64(1);
+  ChildResult result = child.join(std::chrono::seconds(120));
+  if (result.status != 0) {
+    std::fprintf(stderr, "child failed: %s\n", result.report.c_str());
+    return 1;
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::printf(
+        "exchange %4zu KiB each way: at the slot's start %7.2f us, spread %7.2f us "
+        "(medians of %d, %d rounds each)\n",
+        sizes[i] >> 10, median(micros[0][i]), median(micros[1][i]), reps, kRounds);
+  }
+  return 0;
+}
+
 // Two connections, CMA on and off, measured in alternation: on a shared, noisy machine both
 // paths then see the same noise, and the medians compare.
 int run(int reps) {
@@ -206,7 +284,8 @@ int run(int reps) {
 int main(int argc, char** argv) {
   int reps = argc > 1 ? std::atoi(argv[1]) : 7;
   try {
-    return hoop::test::run(reps);
+    const int status = hoop::test::run(reps);
+    return status != 0 ? status : hoop::test::runExchanges(reps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
