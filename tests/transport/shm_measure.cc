@@ -117,6 +117,14 @@ double memcpyGBs(size_t bytes, size_t count) {
   return static_cast<double>(bytes * count) / seconds / 1e9;
 }
 
+// Lets the child leave its last wait and joins it; false (reported) when it failed.
+bool finishChild(ForkedChild& child) {
+  child.channel().sendU64(1);
+  ChildResult result = child.join(std::chrono::seconds(120));
+  if (result.status != 0) std::fprintf(stderr, "child failed: %s\n", result.report.c_str());
+  return result.status == 0;
+}
+
 // One exchange per round, as in a 2-rank recursive doubling step: each side sends `bytes` and
 // reads the peer's message where it lies (every 8-byte word, as a reduction would). Microseconds
 // per round.
@@ -178,12 +186,7 @@ int runExchanges(int reps) {
       ++mode;
     }
   }
-  child.channel().sendU64(1);
-  ChildResult result = child.join(std::chrono::seconds(120));
-  if (result.status != 0) {
-    std::fprintf(stderr, "child failed: %s\n", result.report.c_str());
-    return 1;
-  }
+  if (!finishChild(child)) return 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     std::printf(
         "exchange %4zu KiB each way: at the slot's start %7.2f us, spread %7.2f us "
@@ -246,12 +249,7 @@ int run(int reps) {
       copies[i].push_back(memcpyGBs(streams[i].bytes, streams[i].count / 2));
     }
   }
-  child.channel().sendU64(1);
-  ChildResult result = child.join(std::chrono::seconds(120));
-  if (result.status != 0) {
-    std::fprintf(stderr, "child failed: %s\n", result.report.c_str());
-    return 1;
-  }
+  if (!finishChild(child)) return 1;
   std::printf("medians of %d alternating runs (min..max)\n", reps);
   const char* names[2] = {"cma", "slots-only"};
   for (int path = 0; path < 2; ++path) {

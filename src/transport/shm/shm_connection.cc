@@ -21,8 +21,7 @@ ShmConnection::ShmConnection(Setup setup)
       sendCmaThreshold_(std::max<size_t>(setup.sendCmaThresholdBytes, 1)),
       recvViaCma_(setup.recvViaCma),
       peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
-      spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmSlotPlacement *
-                   kShmSlotPlacement),
+      spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmCacheLine * kShmCacheLine),
       slotCursor_(setup.slots, 0),
       livenessInterval_(setup.livenessInterval) {}
 
@@ -192,8 +191,7 @@ size_t ShmConnection::placeInSlot(size_t bytes) const {
 }
 
 void ShmConnection::advanceSlotCursor(size_t offset, size_t bytes) {
-  const size_t end =
-      (offset + bytes + kShmSlotPlacement - 1) / kShmSlotPlacement * kShmSlotPlacement;
+  const size_t end = roundUpToLine(offset + bytes);
   slotCursor_[published_ % layout_.slots()] = end < spreadBytes_ ? end : 0;
 }
 
@@ -352,7 +350,7 @@ void ShmConnection::checkHeader(const ShmSlotHeader& header, const RecvOp& op) c
       failGarbage(op, str("fragment of ", header.fragmentBytes, " bytes where ", due, " were due"));
     }
     // due <= slotBytes: the subtraction cannot wrap.
-    if (header.dataOffset % kShmSlotPlacement != 0 ||
+    if (header.dataOffset % kShmCacheLine != 0 ||
         header.dataOffset > layout_.slotBytes() - header.fragmentBytes) {
       failGarbage(op, str("fragment of ", header.fragmentBytes, " bytes at offset ",
                           header.dataOffset, " of a ", layout_.slotBytes(), "-byte slot"));

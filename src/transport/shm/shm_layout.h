@@ -14,8 +14,9 @@
 namespace hoop {
 
 inline constexpr size_t kShmCacheLine = 64;
-// Granularity of where a fragment starts in its slot's data area.
-inline constexpr size_t kShmSlotPlacement = kShmCacheLine;
+constexpr size_t roundUpToLine(size_t bytes) {
+  return (bytes + kShmCacheLine - 1) / kShmCacheLine * kShmCacheLine;
+}
 // Counters written by different processes sit 128 bytes apart rather than 64: x86's adjacent-line
 // prefetcher fetches cache lines in 128-byte pairs, so neighbours 64 bytes apart would still
 // bounce between the two cores on every write (false sharing). Sender-owned and receiver-owned
@@ -90,7 +91,7 @@ struct ShmControlBlock {
 };
 
 // The first cache line of every slot; the data area follows at the next line. A fragment's bytes
-// start dataOffset bytes into the data area (a multiple of kShmSlotPlacement), so that a slot's
+// start dataOffset bytes into the data area (a whole number of lines), so that a slot's
 // successive small messages land on different cache lines (ShmConnection::placeInSlot).
 struct ShmSlotHeader {
   static constexpr uint16_t kMagic = 0x5348;  // "HS"
@@ -127,9 +128,7 @@ class ShmLayout {
       : base_(static_cast<uint8_t*>(base)), slots_(slots), slotBytes_(slotBytes) {}
 
   static constexpr size_t slotStride(size_t slotBytes) { return kShmCacheLine + slotBytes; }
-  static constexpr size_t ringsOffset() {
-    return (sizeof(ShmControlBlock) + kShmCacheLine - 1) / kShmCacheLine * kShmCacheLine;
-  }
+  static constexpr size_t ringsOffset() { return roundUpToLine(sizeof(ShmControlBlock)); }
   // slotBytes must be a multiple of kShmCacheLine so that every slot's data stays aligned.
   static constexpr size_t segmentBytes(size_t slots, size_t slotBytes) {
     return ringsOffset() + 2 * slots * slotStride(slotBytes) + 4 * kEagerStride;

@@ -151,10 +151,6 @@ int probeCma(const Hello& peer) {
   return error;
 }
 
-size_t roundUpToLine(size_t bytes) {
-  return (bytes + kShmCacheLine - 1) / kShmCacheLine * kShmCacheLine;
-}
-
 void checkGeometry(size_t slots, size_t slotBytes) {
   if (slots < 1 || slots > kMaxSlots) {
     fail(hoopInvalidArgument, "shared-memory slots must be 1..", kMaxSlots, ", not ", slots,
