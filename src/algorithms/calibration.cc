@@ -17,7 +17,6 @@ constexpr int kWarmUpSteps = 2;  // the reduction's; a ring step's depends on th
 constexpr int kBatches = 6;
 constexpr int kLatencySteps = 8;  // per batch
 constexpr int kBandwidthSteps = 2;
-constexpr size_t kBandwidthBytes = 256 << 10;  // one shm slot, one TCP round of a few segments
 constexpr int kReduceRepeats = 8;
 // The reduction is timed on buffers of this size: larger than a core's L2, as the reductions of
 // large calls see (the in-cache rate overstated it 2-3x against whole-buffer reductions).
@@ -82,13 +81,13 @@ void calibrateCostModel(Communicator& comm) {
     double reduceUsPerByte;
   };
   Figures mine{};
-  std::vector<char> out(kBandwidthBytes, 1), in(kBandwidthBytes);
+  std::vector<char> out(kLinkStepBytes, 1), in(kLinkStepBytes);
   {
     Primitives prims(comm, FrameTag{OpKind::kSetup, 1}, DataType::kInt8, RedOp::kSum, 0);
     mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
     const double bulkUs =
-        ringStepUs(comm, prims, out.data(), in.data(), kBandwidthBytes, kBandwidthSteps);
-    mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kBandwidthBytes);
+        ringStepUs(comm, prims, out.data(), in.data(), kLinkStepBytes, kBandwidthSteps);
+    mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kLinkStepBytes);
   }
   mine.reduceUsPerByte = reduceUsPerByte();
 

@@ -199,8 +199,61 @@ double doubleTreeUs(const CallShape& shape, const CostModel& model) {
          byteFactor * ringBytesUs(shape, model);
 }
 
+// Two ranks over TCP: every schedule is a run of exchanges with the one peer, both sending and
+// receiving at once: the step calibration times. An exchange's cost is not linear in its bytes
+// there: a receiver copies a segment out only once the sender has copied it in, so each exchange
+// also pays its first kTcpFillBytes once more before the two copies overlap. Fitted to forced
+// sweeps at 2 ranks (bench/RESULTS.md, sixth pass): steps of 32 KiB to 512 KiB took 17, 28, 43,
+// 65 and 100 us with 7 us for 8 B, i.e. bytes at 1.5x the rate a 256 KiB step reads as; one
+// exchange of 512 KiB (recursive doubling) took 125 us where the ring's two of 256 KiB took 148,
+// in five passes out of five (1.12-1.27x), which the linear model had the other way round. At
+// more ranks steps overlap across peers and ranks share cores here; the fitted factors above
+// stand for that, and the fill is not separated from them.
+constexpr double kTcpFillBytes = 128 << 10;
+
+// The calibrated rate is a kLinkStepBytes exchange's, fill included: the fill taken back out.
+double tcpStreamingUsPerByte(const LinkCost& link) {
+  const double stepBytes = static_cast<double>(kLinkStepBytes);
+  return stepBytes / (stepBytes + kTcpFillBytes) / link.bytesPerUs;
+}
+
+double tcpExchangeUs(const LinkCost& link, double bytes) {
+  return link.alphaUs + (bytes + std::min(bytes, kTcpFillBytes)) * tcpStreamingUsPerByte(link);
+}
+
+std::optional<double> pairOverTcpUs(std::string_view name, const CallShape& shape,
+                                    const CostModel& model) {
+  const double s = static_cast<double>(shape.bytes);
+  const double limit = static_cast<double>(shape.pieceLimit);
+  const double r = model.reduceBytesPerUs;
+  const LinkCost& link = model.tcp;
+  // The ring (two-shot and the double tree are the same exchanges at 2 ranks): half the buffer
+  // each way to reduce, the reduced half back, in pieces; consecutive pieces overlap, so two
+  // exchanges' latency and fill, and the rest of the bytes streaming behind them.
+  const double half = std::min(s / 2, limit);
+  const double ringUs =
+      2 * tcpExchangeUs(link, half) + (s - 2 * half) * tcpStreamingUsPerByte(link) + s / 2 / r;
+  if (name == "ring") return ringUs;
+  if (name == "twoshot") return s / 2 > limit ? std::nullopt : std::optional<double>(ringUs);
+  if (name == "tree") {
+    const double pieces = piecesOf(s / 2, static_cast<double>(treeAllReducePieceBytes(shape)));
+    return ringUs + (pieces - 1) * 0.1 * link.alphaUs;
+  }
+  if (name == "recdoubling") {
+    // The whole buffer once each way, piece after piece (each waits for the one before).
+    const double pieces = piecesOf(s, limit);
+    return pieces * tcpExchangeUs(link, s / pieces) + s / r;
+  }
+  // One exchange of the whole buffer, the own input copied beside the peer's, one fold.
+  if (name == "direct") return tcpExchangeUs(link, s) + 2 * s / r;
+  return std::nullopt;  // the general formulas below
+}
+
 std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
                                   const CostModel& model) {
+  if (shape.ranks == 2 && overNetwork(shape)) {
+    if (auto us = pairOverTcpUs(name, shape, model)) return us;
+  }
   const double n = static_cast<double>(shape.ranks);
   const double s = static_cast<double>(shape.bytes);
   const double r = model.reduceBytesPerUs;

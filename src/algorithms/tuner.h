@@ -25,8 +25,12 @@ struct CollectiveArgs;
 
 struct LinkCost {
   double alphaUs;     // per message, one way
-  double bytesPerUs;  // streaming bandwidth
+  double bytesPerUs;  // what a step of kLinkStepBytes each way adds to alphaUs, as a rate
 };
+
+// The step size a link's bandwidth is measured on (calibration.h) and quoted for: one shm slot,
+// a few TCP segments.
+inline constexpr size_t kLinkStepBytes = 256 << 10;
 
 struct CostModel {
   LinkCost shm{1.0, 6000.0};
