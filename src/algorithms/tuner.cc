@@ -203,10 +203,11 @@ double doubleTreeUs(const CallShape& shape, const CostModel& model) {
 // receiving at once: the step calibration times. An exchange's cost is not linear in its bytes
 // there: a receiver copies a segment out only once the sender has copied it in, so each exchange
 // also pays its first kTcpFillBytes once more before the two copies overlap. Fitted to forced
-// sweeps at 2 ranks (bench/RESULTS.md, sixth pass): steps of 32 KiB to 512 KiB took 17, 28, 43,
-// 65 and 100 us with 7 us for 8 B, i.e. bytes at 1.5x the rate a 256 KiB step reads as; one
+// sweeps at 2 ranks (bench/RESULTS.md, sixth pass): the ring's steps of 32 KiB to 512 KiB took
+// about 17, 30, 45, 65 and 105 us, calibration 7 us for 8 B and 4.3 GB/s at 256 KiB: bytes at
+// 1.5x the rate the 256 KiB step reads as, and the first 128 KiB twice (17, 27, 47, 68, 108). One
 // exchange of 512 KiB (recursive doubling) took 125 us where the ring's two of 256 KiB took 148,
-// in five passes out of five (1.12-1.27x), which the linear model had the other way round. At
+// in each of four sweeps (1.12-1.27x), which the linear model had the other way round. At
 // more ranks steps overlap across peers and ranks share cores here; the fitted factors above
 // stand for that, and the fill is not separated from them.
 constexpr double kTcpFillBytes = 128 << 10;
