@@ -173,6 +173,9 @@ double ringBytesUs(const CallShape& shape, const CostModel& model) {
          (n - 1) / n * s / model.reduceBytesPerUs;
 }
 
+// What each double tree piece beyond the first adds, in steps (doubleTreeUs says why).
+constexpr double kTreeStepsPerExtraPiece = 0.1;
+
 // Two binary trees, each carrying half the buffer up to its root and back down, piece by piece,
 // piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. Fitted to
 // the forced sweeps at 4 ranks on 2 cores (bench/RESULTS.md):
@@ -195,7 +198,8 @@ double doubleTreeUs(const CallShape& shape, const CostModel& model) {
   const double byteFactor = two                  ? 1.0
                             : overNetwork(shape) ? 0.7
                                                  : 0.8 * (1 + (hops - 1) / (2 * pieces));
-  return (hops * hopShare + (pieces - 1) * 0.1) * flatLink(shape, model).alphaUs +
+  return (hops * hopShare + (pieces - 1) * kTreeStepsPerExtraPiece) *
+             flatLink(shape, model).alphaUs +
          byteFactor * ringBytesUs(shape, model);
 }
 
@@ -238,7 +242,7 @@ std::optional<double> pairOverTcpUs(std::string_view name, const CallShape& shap
   if (name == "twoshot") return s / 2 > limit ? std::nullopt : std::optional<double>(ringUs);
   if (name == "tree") {
     const double pieces = piecesOf(s / 2, static_cast<double>(treeAllReducePieceBytes(shape)));
-    return ringUs + (pieces - 1) * 0.1 * link.alphaUs;
+    return ringUs + (pieces - 1) * kTreeStepsPerExtraPiece * link.alphaUs;
   }
   if (name == "recdoubling") {
     // The whole buffer once each way, piece after piece (each waits for the one before).

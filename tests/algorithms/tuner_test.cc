@@ -79,7 +79,7 @@ TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
       EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, names), "ring") << bytes;
     }
   }
-  // A step of the calibrated size costs what calibration measured, whatever the schedule.
+  // The ring's two steps of the calibrated size cost what calibration measured them at.
   const CallShape exchange = oneHost(2 * kLinkStepBytes, 2, false);
   EXPECT_NEAR(*predictAllReduceUs("ring", exchange, fast) -
                   static_cast<double>(kLinkStepBytes) / fast.reduceBytesPerUs,
