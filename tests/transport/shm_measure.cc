@@ -6,9 +6,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "shm_test_util.h"
 
@@ -27,6 +30,18 @@ void pinTo(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   sched_setaffinity(0, sizeof(set), &set);
+}
+
+// Rank `self` (0: this process, 1: the forked child) pinned to core `self`, connected twice to the
+// other rank: one connection per option set, in the same order on both sides.
+std::array<std::unique_ptr<ShmConnection>, 2> pinAndConnect(int self, SocketSetupChannel& channel,
+                                                            const ShmOptions& first,
+                                                            const ShmOptions& second) {
+  pinTo(self);
+  const int peer = 1 - self;
+  const std::string name = "rank " + std::to_string(peer);
+  return {connectShm(self, peer, name, channel, first),
+          connectShm(self, peer, name, channel, second)};
 }
 
 void spinUntilIdle(Connection& connection) {
@@ -158,9 +173,7 @@ int runExchanges(int reps) {
   ShmOptions spread = atStart;
   spread.spreadBytes = spread.slotBytes;
   ForkedChild child([&](SocketSetupChannel& channel) {
-    pinTo(1);
-    auto first = connectShm(1, 0, "rank 0", channel, atStart);
-    auto second = connectShm(1, 0, "rank 0", channel, spread);
+    auto [first, second] = pinAndConnect(1, channel, atStart, spread);
     for (int r = 0; r < reps; ++r) {
       for (ShmConnection* connection : {first.get(), second.get()}) {
         for (size_t bytes : sizes) {
@@ -171,9 +184,7 @@ int runExchanges(int reps) {
     }
     channel.recvU64();
   });
-  pinTo(0);
-  auto first = connectShm(0, 1, "rank 1", child.channel(), atStart);
-  auto second = connectShm(0, 1, "rank 1", child.channel(), spread);
+  auto [first, second] = pinAndConnect(0, child.channel(), atStart, spread);
   std::vector<std::vector<std::vector<double>>> micros(
       2, std::vector<std::vector<double>>(sizes.size()));
   for (int r = 0; r < reps; ++r) {
@@ -205,9 +216,7 @@ int run(int reps) {
   ShmOptions slots;
   slots.useCma = false;
   ForkedChild child([&](SocketSetupChannel& channel) {
-    pinTo(1);
-    auto withCma = connectShm(1, 0, "rank 0", channel, cma);
-    auto slotsOnly = connectShm(1, 0, "rank 0", channel, slots);
+    auto [withCma, slotsOnly] = pinAndConnect(1, channel, cma, slots);
     for (int r = 0; r < reps; ++r) {
       for (ShmConnection* connection : {withCma.get(), slotsOnly.get()}) {
         channel.recvU64();
@@ -222,9 +231,7 @@ int run(int reps) {
     }
     channel.recvU64();
   });
-  pinTo(0);
-  auto withCma = connectShm(0, 1, "rank 1", child.channel(), cma);
-  auto slotsOnly = connectShm(0, 1, "rank 1", child.channel(), slots);
+  auto [withCma, slotsOnly] = pinAndConnect(0, child.channel(), cma, slots);
   if (!withCma->recvsViaCma()) std::printf("note: CMA refused here, both rows are slots\n");
   // [path][0]: latency, [path][1 + 2i]: stream i one way, [path][2 + 2i]: both ways
   std::vector<std::vector<std::vector<double>>> results(
