@@ -34,7 +34,7 @@ def run_perf(args, size_range, algo, csv_path):
     if args.transport != "auto":
         env["HOOP_TRANSPORT"] = args.transport
     command = [os.path.join(args.build, "bin", "hooprun"), "-np", str(args.ranks),
-               os.path.join(args.build, "bin", "hoop-perf"), "allreduce", "-b", begin, "-e", end,
+               "--bind-to", args.bind, os.path.join(args.build, "bin", "hoop-perf"), "allreduce", "-b", begin, "-e", end,
                "-f", factor, "-n", iters, "-w", warmup, "-a", "3", "-d", "float",
                "--csv", csv_path]
     if algo:
@@ -52,6 +52,9 @@ def main():
     parser.add_argument("--transport", default="auto", choices=["auto", "shm", "tcp"])
     parser.add_argument("--sizes", default="8:2M:4:200:20 8M:256M:4:10:2")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--bind", default="none", choices=["none", "core"],
+                        help="core: each rank on one core (hooprun --bind-to core), which "
+                             "narrows the spread between launches when ranks share cores")
     parser.add_argument("--all-schedules", action="store_true",
                         help="also print every forced schedule's time per size")
     args = parser.parse_args()
@@ -72,7 +75,7 @@ def main():
                         float(row["oop_median_us"]))
 
     print(f"allreduce float32 sum, {args.ranks} ranks, transport {args.transport}, "
-          f"{args.rounds} rounds (median us of the slowest rank)\n")
+          f"{args.rounds} rounds, --bind {args.bind} (median us of the slowest rank)\n")
     print("| size | hoop's pick | pick forced us | fastest forced | us | pick/fastest "
           "| hoop's own run us |")
     print("|---:|---|---:|---|---:|---:|---:|")
