@@ -79,6 +79,16 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // (the direct allreduce's three messages at once took 1.5-1.9x recursive doubling's two rounds).
 double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
+// The largest piece two-shot is priced for. Over shm every rank posts its n-1 pieces at once
+// and they stay unpipelined: pieces of 256 KiB (1 MiB at 4 ranks) took 1.7x the ring's time at
+// the median of five interleaved rounds, slower in each (594 against 353 us; bench/RESULTS.md,
+// seventh pass), where pieces of 128 KiB (512 KiB) were level with it and the tree.
+double twoShotMaxPieceBytes(const CallShape& shape) {
+  const size_t limit =
+      overNetwork(shape) ? shape.pieceLimit : std::min(shape.pieceLimit, size_t{128} << 10);
+  return static_cast<double>(limit);
+}
+
 // The two-shot allreduce's byte terms against the ring's. Over shm at 4 ranks on 2 cores it
 // measured 0.65x the ring's time at 512 KiB and 1.1x at 2 MiB (ahead up to 256 KiB and behind
 // from 512 KiB in an earlier run): the same, within this host's noise. Over TCP its streams at
@@ -281,7 +291,7 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
   if (name == "twoshot") {
     // Its pieces (S/n) travel whole: past a slot they are staged and nothing pipelines, which
     // measured 2-2.75x slower than the ring from 2 MiB up at 4 ranks. Forced, it still runs.
-    if (s / n > static_cast<double>(shape.pieceLimit)) return std::nullopt;
+    if (s / n > twoShotMaxPieceBytes(shape)) return std::nullopt;
     // Two steps, each posting n-1 messages of S/n at once; the ring's volume, and the owner
     // folds n copies of its piece (twoShotByteFactor: how those bytes move against the ring's).
     return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +
