@@ -34,9 +34,9 @@ def run_perf(args, size_range, algo, csv_path):
     if args.transport != "auto":
         env["HOOP_TRANSPORT"] = args.transport
     command = [os.path.join(args.build, "bin", "hooprun"), "-np", str(args.ranks),
-               "--bind-to", args.bind, os.path.join(args.build, "bin", "hoop-perf"), "allreduce", "-b", begin, "-e", end,
-               "-f", factor, "-n", iters, "-w", warmup, "-a", "3", "-d", "float",
-               "--csv", csv_path]
+               "--bind-to", args.bind, os.path.join(args.build, "bin", "hoop-perf"),
+               "allreduce", "-b", begin, "-e", end, "-f", factor, "-n", iters, "-w", warmup,
+               "-a", "3", "-d", "float", "--csv", csv_path]
     if algo:
         command += ["--algo", algo]
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
