@@ -31,6 +31,11 @@ std::string fastest(const CallShape& shape, const CostModel& model = {},
   return best;
 }
 
+// Every allreduce schedule that serves any size on any link (one-shot serves small shm calls
+// only, hierarchical several hosts).
+const std::vector<std::string> kMultiStepSchedules = {"ring",         "direct",  "recdoubling",
+                                                      "rabenseifner", "twoshot", "tree"};
+
 CallShape oneHost(size_t bytes, size_t ranks, bool shm) { return {bytes, ranks, 1, ranks, shm}; }
 
 TEST(CostModel, SmallMessagesTakeTheFewestSteps) {
@@ -62,8 +67,6 @@ TEST(CostModel, LargeMessagesTakeTheBandwidthOptimalRing) {
 // from 8 MiB. The answer must not hang on the calibration: these are figures it read in
 // different runs, and the defaults.
 TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
-  const std::vector<std::string> names = {"ring",         "direct",  "recdoubling",
-                                          "rabenseifner", "twoshot", "tree"};
   CostModel defaults;
   CostModel fast;
   fast.tcp = {5.5, 5400};
@@ -73,10 +76,11 @@ TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
   slow.reduceBytesPerUs = 24600;
   for (const CostModel& model : {defaults, fast, slow}) {
     for (size_t bytes : {size_t{8}, size_t{32} << 10, size_t{128} << 10, size_t{512} << 10}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, names), "recdoubling") << bytes;
+      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), "recdoubling")
+          << bytes;
     }
     for (size_t bytes : {size_t{1} << 20, size_t{8} << 20, size_t{64} << 20}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, names), "ring") << bytes;
+      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), "ring") << bytes;
     }
   }
   // The ring's two steps of the calibrated size cost what calibration measured them at.
@@ -157,10 +161,8 @@ TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
   CallShape bigShmPieces = oneHost(1 << 20, 4, true);
   bigShmPieces.pieceLimit = 1 << 20;
   EXPECT_EQ(predictAllReduceUs("twoshot", bigShmPieces, {}), std::nullopt);
-  const std::vector<std::string> overShm = {"ring",         "direct",  "recdoubling",
-                                            "rabenseifner", "twoshot", "tree"};
-  EXPECT_EQ(fastest(oneHost(1 << 20, 4, true), {}, overShm), "ring");
-  EXPECT_EQ(fastest(oneHost(512 << 10, 4, true), {}, overShm), "twoshot");
+  EXPECT_EQ(fastest(oneHost(1 << 20, 4, true), {}, kMultiStepSchedules), "ring");
+  EXPECT_EQ(fastest(oneHost(512 << 10, 4, true), {}, kMultiStepSchedules), "twoshot");
   // At two ranks it is the ring, message for message: the tie goes to the ring (registry order).
   for (bool shm : {true, false}) {
     EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(256 << 10, 2, shm), {}).value(),
