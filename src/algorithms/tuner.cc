@@ -79,23 +79,28 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // (the direct allreduce's three messages at once took 1.5-1.9x recursive doubling's two rounds).
 double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
-// The largest piece two-shot is priced for. Over shm every rank posts its n-1 pieces at once
-// and they stay unpipelined: pieces of 256 KiB (1 MiB at 4 ranks) took 1.7x the ring's time at
-// the median of five interleaved rounds, slower in each (594 against 353 us; bench/RESULTS.md,
-// seventh pass), where pieces of 128 KiB (512 KiB) were level with it and the tree.
-double twoShotMaxPieceBytes(const CallShape& shape) {
-  const size_t limit =
-      overNetwork(shape) ? shape.pieceLimit : std::min(shape.pieceLimit, size_t{128} << 10);
-  return static_cast<double>(limit);
+// The largest piece two-shot is priced for over TCP: there it was measured whole, one round of
+// pieces up to the chunk size. Sliced (larger buffers at the chunk size) it read level with the
+// double tree at 4 ranks, 1 to 32 MiB, so the tree keeps those sizes. Over shm its slices are
+// priced at every size (twoShotByteFactor).
+std::optional<double> twoShotMaxPieceBytes(const CallShape& shape) {
+  if (!overNetwork(shape)) return std::nullopt;
+  return static_cast<double>(shape.pieceLimit);
 }
 
-// The two-shot allreduce's byte terms against the ring's. Over shm at 4 ranks on 2 cores it
-// measured 0.65x the ring's time at 512 KiB and 1.1x at 2 MiB (ahead up to 256 KiB and behind
-// from 512 KiB in an earlier run): the same, within this host's noise. Over TCP its streams at
-// once keep the connections busier: 0.55-0.8x the ring's time at 512 KiB to 2 MiB at 4 ranks.
+// The two-shot allreduce's byte terms against the ring's.
+// - Two ranks: one message each way per step; it is the ring.
+// - Over TCP its streams at once keep the connections busier: 0.55-0.8x the ring's time at
+//   512 KiB to 2 MiB at 4 ranks.
+// - Over shm, in slices of 64 KiB that stay in cache, at 4 ranks on 2 cores: 0.56-0.85x the
+//   ring's time from 512 KiB to 256 MiB, and 0.55-0.8x the double tree's, in every size's median
+//   (bench/RESULTS.md, eighth pass). At 3, 5, 6 and 8 ranks it read 0.8-1.25x the ring's from
+//   1 MiB up, median 1.05: there the ring and the tree keep the large sizes, and two-shot's two
+//   steps win the mid sizes.
 double twoShotByteFactor(const CallShape& shape) {
-  if (shape.ranks <= 2) return 1.0;  // one message each way per step: it is the ring
-  return overNetwork(shape) ? 0.75 : 1.0;
+  if (shape.ranks <= 2) return 1.0;
+  if (overNetwork(shape)) return 0.75;
+  return shape.ranks == 4 ? 0.75 : 1.05;
 }
 
 // Rabenseifner moves the ring's bytes, but each piece's exchange finishes before the next
@@ -289,9 +294,10 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
            passes * (n - 1) * s / r + s / r;
   }
   if (name == "twoshot") {
-    // Its pieces (S/n) travel whole: past a slot they are staged and nothing pipelines, which
-    // measured 2-2.75x slower than the ring from 2 MiB up at 4 ranks. Forced, it still runs.
-    if (s / n > twoShotMaxPieceBytes(shape)) return std::nullopt;
+    // Over TCP it is priced only as measured (twoShotMaxPieceBytes); forced, it still runs.
+    if (const auto limit = twoShotMaxPieceBytes(shape); limit && s / n > *limit) {
+      return std::nullopt;
+    }
     // Two steps, each posting n-1 messages of S/n at once; the ring's volume, and the owner
     // folds n copies of its piece (twoShotByteFactor: how those bytes move against the ring's).
     return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +
@@ -372,10 +378,17 @@ size_t treeAllReducePieceBytes(const CallShape& shape) {
   return std::min(overNetwork(shape) ? size_t{256} << 10 : size_t{128} << 10, shape.pieceLimit);
 }
 
+size_t twoShotSliceBytes(const CallShape& shape) {
+  return overNetwork(shape) ? shape.pieceLimit : std::min(size_t{64} << 10, shape.pieceLimit);
+}
+
 size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
                           const CostModel& model, size_t maxBytes) {
   if (kind == OpKind::kAllReduce && name == "tree") {
     return std::min(treeAllReducePieceBytes(shape), std::max(maxBytes, kMinPieceBytes));
+  }
+  if (kind == OpKind::kAllReduce && name == "twoshot") {
+    return std::min(twoShotSliceBytes(shape), std::max(maxBytes, kMinPieceBytes));
   }
   const std::optional<Pipeline> p = pipelineOf(kind, name, shape, model);
   if (!p) return 0;

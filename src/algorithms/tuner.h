@@ -70,11 +70,11 @@ inline std::optional<double> predictAllReduceUs(std::string_view name, const Cal
   return predictUs(OpKind::kAllReduce, name, shape, model);
 }
 
-// The piece size that minimises a pipelined schedule's time (the double tree allreduce: its
-// cache-sized pieces), or 0 for schedules whose pieces the model does not time (they keep
-// HOOP_CHUNK_SIZE's default). A pipeline of `depth` hops moving S bytes in pieces of c takes
-// (S/c + depth - 1) piece-steps of (alpha + c/beta); that is least at
-// c = sqrt(S * alpha * beta / (depth - 1)), kept within [kMinPieceBytes, maxBytes].
+// The piece size that minimises a pipelined schedule's time (the double tree allreduce and
+// two-shot: their cache-sized pieces), or 0 for schedules whose pieces the model does not time
+// (they keep HOOP_CHUNK_SIZE's default). A pipeline of `depth` hops moving S bytes in pieces of c
+// takes (S/c + depth - 1) piece-steps of (alpha + c/beta); that is least at c = sqrt(S * alpha *
+// beta / (depth - 1)), kept within [kMinPieceBytes, maxBytes].
 inline constexpr size_t kMinPieceBytes = 16 << 10;
 size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
                           const CostModel& model, size_t maxBytes);
@@ -84,6 +84,12 @@ size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& s
 // 128 KiB over shm, 1.3-1.7x faster than 512 KiB from 512 KiB to 32 MiB at 4 ranks; 256 KiB
 // over TCP, where each piece is also a system call (128 KiB was up to 1.5x slower there).
 size_t treeAllReducePieceBytes(const CallShape& shape);
+
+// The two-shot allreduce's slices: each round sends one slice of every piece to its owner and
+// the folded slice back. Over shm 64 KiB, so that the n-1 slices a rank folds at once stay in
+// cache (32 KiB and 128 KiB were level or slower at 4 ranks; whole pieces of 256 KiB, 1.7x
+// slower than the ring). Over TCP the chunk size, where it is priced whole.
+size_t twoShotSliceBytes(const CallShape& shape);
 
 CallShape callShape(const Communicator& comm, const CollectiveArgs& args);
 

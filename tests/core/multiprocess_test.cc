@@ -86,9 +86,9 @@ TEST(Algorithm, LargePiecesWrittenIntoSlotsAreExact) {
                       {{"HOOP_ALGO", "allreduce:=ring;reduce:=tree"}, {"HOOP_TRANSPORT", "shm"}}));
 }
 
-// The exchange schedules (recursive doubling and halving, Bruck) and the tree, with pieces small
-// enough that the sweep's larger counts span many of them, on rank counts that fold (or leave a
-// tree unbalanced) and ones that do not.
+// The exchange schedules (recursive doubling and halving, Bruck), the tree and two-shot, with
+// pieces small enough that the sweep's larger counts span many of them, on rank counts that fold
+// (or leave a tree unbalanced) and ones that do not.
 class Exchange
     : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
 
@@ -101,9 +101,15 @@ TEST_P(Exchange, SweepInSmallPieces) {
 
 INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
                          ::testing::Combine(::testing::Values("allreduce"),
-                                            ::testing::Values("recdoubling", "rabenseifner",
-                                                              "tree"),
+                                            ::testing::Values("recdoubling", "rabenseifner", "tree",
+                                                              "twoshot"),
                                             ::testing::Values("shm"), ::testing::Values(5, 8)));
+
+// Two-shot in slices over TCP too, where its results are received into the output.
+INSTANTIATE_TEST_SUITE_P(AllReduceOverTcp, Exchange,
+                         ::testing::Combine(::testing::Values("allreduce"),
+                                            ::testing::Values("twoshot"), ::testing::Values("tcp"),
+                                            ::testing::Values(3, 4)));
 
 INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
                          ::testing::Combine(::testing::Values("allgather"),
