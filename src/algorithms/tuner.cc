@@ -80,9 +80,9 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
 // The largest piece two-shot is priced for over TCP: there it was measured whole, one round of
-// pieces up to the chunk size. Sliced (larger buffers at the chunk size) it read level with the
-// double tree at 4 ranks, 1 to 32 MiB, so the tree keeps those sizes. Over shm its slices are
-// priced at every size (twoShotByteFactor).
+// pieces up to the chunk size. Sliced in 64 or 256 KiB it read 0.8-1.1x the double tree's time at
+// 4 ranks from 1 to 32 MiB (level, within this host's noise), so the tree keeps those sizes. Over
+// shm its slices are priced at every size (twoShotByteFactor).
 std::optional<double> twoShotMaxPieceBytes(const CallShape& shape) {
   if (!overNetwork(shape)) return std::nullopt;
   return static_cast<double>(shape.pieceLimit);
@@ -92,11 +92,11 @@ std::optional<double> twoShotMaxPieceBytes(const CallShape& shape) {
 // - Two ranks: one message each way per step; it is the ring.
 // - Over TCP its streams at once keep the connections busier: 0.55-0.8x the ring's time at
 //   512 KiB to 2 MiB at 4 ranks.
-// - Over shm, in slices of 64 KiB that stay in cache, at 4 ranks on 2 cores: 0.56-0.85x the
-//   ring's time from 512 KiB to 256 MiB, and 0.55-0.8x the double tree's, in every size's median
-//   (bench/RESULTS.md, eighth pass). At 3, 5, 6 and 8 ranks it read 0.8-1.25x the ring's from
-//   1 MiB up, median 1.05: there the ring and the tree keep the large sizes, and two-shot's two
-//   steps win the mid sizes.
+// - Over shm, in slices of 64 KiB that stay in cache, at 4 ranks on 2 cores: 0.56-0.90x the
+//   ring's time from 512 KiB to 256 MiB, and 0.34-0.80x the double tree's, in every size's median
+//   (bench/RESULTS.md, eighth pass). At 3, 5, 6 and 8 ranks it read 0.81-1.24x the ring's from
+//   1 MiB up (two launches near 2x), median 1.05: there the ring and the tree keep the large
+//   sizes, and two-shot's two steps win the mid sizes.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;
   if (overNetwork(shape)) return 0.75;
