@@ -3,6 +3,8 @@
 // result back to everyone. Two dependent steps whatever n is (the ring takes 2(n-1)), moving the
 // ring's bytes: each rank sends (n-1)/n of the buffer in each step. Where steps are dear (ranks
 // that outnumber cores, a context switch per step; mid-size messages) that is the better trade.
+// Large pieces go slice by slice (twoShotSliceBytes: 64 KiB over shm), both steps per slice, so
+// what a rank folds and forwards at once stays in its cache and the slices' steps overlap.
 //
 // Each piece is folded by its owner alone, in a fixed order (the owner's own copy, then the
 // following ranks' in ring order), and every rank receives those bits: results are bitwise
