@@ -40,8 +40,15 @@ void Primitives::send(int to, const void* data, size_t bytes) {
 }
 
 void Primitives::recv(int from, void* data, size_t bytes) {
-  Connection& c = comm_.connection(from);
-  awaitRecv(c, c.postRecv(data, bytes, tag_), from);
+  awaitRecv(from, postRecv(from, data, bytes));
+}
+
+uint64_t Primitives::postRecv(int from, void* data, size_t bytes) {
+  return comm_.connection(from).postRecv(data, bytes, tag_);
+}
+
+void Primitives::awaitRecv(int from, uint64_t ticket) {
+  awaitRecv(comm_.connection(from), ticket, from);
 }
 
 template <typename Use>

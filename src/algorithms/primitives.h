@@ -23,6 +23,11 @@ class Primitives {
 
   void send(int to, const void* data, size_t bytes);
   void recv(int from, void* data, size_t bytes);
+  // recv in two halves, for a schedule that lets receives land while it does other work: posts
+  // the receive and returns its ticket; awaitRecv waits for it. Nothing from `from` may be used
+  // in place (the reductions below) while a posted receive from it is still waiting.
+  uint64_t postRecv(int from, void* data, size_t bytes);
+  void awaitRecv(int from, uint64_t ticket);
   // out = received (op) in, then send out. `out` may equal `in`.
   void recvReduceSend(int from, int to, const void* in, void* out, size_t count);
   // out = received (op) in, kept here.

@@ -79,13 +79,13 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // (the direct allreduce's three messages at once took 1.5-1.9x recursive doubling's two rounds).
 double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
-// The largest piece two-shot is priced for over TCP: there it was measured whole, one round of
-// pieces up to the chunk size. Sliced in 64 or 256 KiB it read 0.8-1.1x the double tree's time at
-// 4 ranks from 1 to 32 MiB (level, within this host's noise), so the tree keeps those sizes. Over
-// shm its slices are priced at every size (twoShotByteFactor).
-std::optional<double> twoShotMaxPieceBytes(const CallShape& shape) {
-  if (!overNetwork(shape)) return std::nullopt;
-  return static_cast<double>(shape.pieceLimit);
+// Over TCP two-shot is priced only where it runs in one round (pieces of S/n up to its slice,
+// the chunk size), as it was measured: sliced in 64 or 256 KiB it read 0.8-1.1x the double
+// tree's time at 4 ranks from 1 to 32 MiB (level, within this host's noise), so the tree keeps
+// those sizes. Over shm its slices are priced at every size (twoShotByteFactor).
+bool twoShotPriced(const CallShape& shape) {
+  const double piece = static_cast<double>(shape.bytes) / static_cast<double>(shape.ranks);
+  return !overNetwork(shape) || piece <= static_cast<double>(twoShotSliceBytes(shape));
 }
 
 // The two-shot allreduce's byte terms against the ring's.
@@ -254,7 +254,7 @@ std::optional<double> pairOverTcpUs(std::string_view name, const CallShape& shap
   const double ringUs =
       2 * tcpExchangeUs(link, half) + (s - 2 * half) * tcpStreamingUsPerByte(link) + s / 2 / r;
   if (name == "ring") return ringUs;
-  if (name == "twoshot") return s / 2 > limit ? std::nullopt : std::optional<double>(ringUs);
+  if (name == "twoshot") return twoShotPriced(shape) ? std::optional<double>(ringUs) : std::nullopt;
   if (name == "tree") {
     const double pieces = piecesOf(s / 2, static_cast<double>(treeAllReducePieceBytes(shape)));
     return ringUs + (pieces - 1) * kTreeStepsPerExtraPiece * link.alphaUs;
@@ -294,10 +294,7 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
            passes * (n - 1) * s / r + s / r;
   }
   if (name == "twoshot") {
-    // Over TCP it is priced only as measured (twoShotMaxPieceBytes); forced, it still runs.
-    if (const auto limit = twoShotMaxPieceBytes(shape); limit && s / n > *limit) {
-      return std::nullopt;
-    }
+    if (!twoShotPriced(shape)) return std::nullopt;  // forced, it still runs
     // Two steps, each posting n-1 messages of S/n at once; the ring's volume, and the owner
     // folds n copies of its piece (twoShotByteFactor: how those bytes move against the ring's).
     return 2 * link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) +

@@ -47,11 +47,7 @@ void twoShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
   std::vector<std::pair<int, uint64_t>> arriving;
   arriving.reserve(n - 1);
   auto awaitResults = [&] {
-    for (const auto& [owner, ticket] : arriving) {
-      Connection& c = comm.connection(owner);
-      comm.waitUntil([&, ticket = ticket] { return c.recvsCompleted() > ticket; },
-                     [&, owner = owner] { return str("data from ", comm.peer(owner).describe()); });
-    }
+    for (const auto& [owner, ticket] : arriving) prims.awaitRecv(owner, ticket);
     arriving.clear();
   };
 
@@ -90,8 +86,7 @@ void twoShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
       const int owner = peerAt(distance);
       const Slice slice = sliceOf(static_cast<size_t>(owner), round);
       if (slice.bytes == 0) continue;
-      Connection& c = comm.connection(owner);
-      arriving.emplace_back(owner, c.postRecv(output + slice.offset, slice.bytes, args.tag()));
+      arriving.emplace_back(owner, prims.postRecv(owner, output + slice.offset, slice.bytes));
     }
     if (mine.bytes > 0) {
       for (size_t distance = n - 1; distance >= 1; --distance) {
