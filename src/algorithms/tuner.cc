@@ -381,11 +381,11 @@ size_t twoShotSliceBytes(const CallShape& shape) {
 
 size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
                           const CostModel& model, size_t maxBytes) {
-  if (kind == OpKind::kAllReduce && name == "tree") {
-    return std::min(treeAllReducePieceBytes(shape), std::max(maxBytes, kMinPieceBytes));
-  }
-  if (kind == OpKind::kAllReduce && name == "twoshot") {
-    return std::min(twoShotSliceBytes(shape), std::max(maxBytes, kMinPieceBytes));
+  // The double tree's pieces and two-shot's slices are sized to stay in cache, not timed.
+  if (kind == OpKind::kAllReduce && (name == "tree" || name == "twoshot")) {
+    const size_t cacheSized =
+        name == "tree" ? treeAllReducePieceBytes(shape) : twoShotSliceBytes(shape);
+    return std::min(cacheSized, std::max(maxBytes, kMinPieceBytes));
   }
   const std::optional<Pipeline> p = pipelineOf(kind, name, shape, model);
   if (!p) return 0;
