@@ -59,6 +59,8 @@ CallShape callShape(const Communicator& comm, const CollectiveArgs& args) {
   shape.ranksPerHost = comm.localRing().size();
   shape.sharedMemory = comm.everyPeerOverShm();
   shape.pieceLimit = comm.config().chunkBytes;
+  shape.ranksPerCpu = comm.ranksPerCpu();
+  shape.level2BytesPerCpu = comm.level2BytesPerCpu();
   return shape;
 }
 
@@ -92,15 +94,18 @@ bool twoShotPriced(const CallShape& shape) {
 // - Two ranks: one message each way per step; it is the ring.
 // - Over TCP its streams at once keep the connections busier: 0.55-0.8x the ring's time at
 //   512 KiB to 2 MiB at 4 ranks.
-// - Over shm, in slices of 64 KiB that stay in cache, at 4 ranks on 2 cores: 0.56-0.90x the
-//   ring's time from 512 KiB to 256 MiB, and 0.34-0.80x the double tree's, in every size's median
-//   (bench/RESULTS.md, eighth pass). At 3, 5, 6 and 8 ranks it read 0.81-1.24x the ring's from
-//   1 MiB up (two launches near 2x), median 1.05: there the ring and the tree keep the large
-//   sizes, and two-shot's two steps win the mid sizes.
+// - Over shm, in slices that stay in the level-2 cache (twoShotSliceBytes), from 4 ranks on:
+//   the ring's 2(n-1) steps move in lockstep, where two-shot's n-1 messages of a step land in
+//   any order. On 2 cores it read 0.56-0.90x the ring's time at 4 ranks from 512 KiB to
+//   256 MiB (eighth pass), and from 4 to 16 MiB medians of 0.79-1.05x at 5 ranks, 0.76-0.91x at
+//   6 and 0.56-0.73x at 8 (tenth pass, slices by the cache rule). Not modelled: at 8 ranks the
+//   ring stayed ahead from 512 KiB to 2 MiB (1.1-1.8x), where two-shot's 16 KiB slices make
+//   many short rounds. At 3 ranks, two steps against four, it was level with the ring
+//   (1.0-1.2x): the ring and the tree keep the large sizes.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;
   if (overNetwork(shape)) return 0.75;
-  return shape.ranks == 4 ? 0.75 : 1.05;
+  return shape.ranks >= 4 ? 0.8 : 1.05;
 }
 
 // Rabenseifner moves the ring's bytes, but each piece's exchange finishes before the next
@@ -376,7 +381,16 @@ size_t treeAllReducePieceBytes(const CallShape& shape) {
 }
 
 size_t twoShotSliceBytes(const CallShape& shape) {
-  return overNetwork(shape) ? shape.pieceLimit : std::min(size_t{64} << 10, shape.pieceLimit);
+  if (overNetwork(shape)) return shape.pieceLimit;
+  const double cache = static_cast<double>(shape.level2BytesPerCpu != 0 ? shape.level2BytesPerCpu
+                                                                        : kAssumedLevel2Bytes);
+  const double slicesPerCpu =
+      std::max(1.0, shape.ranksPerCpu) * 2 * static_cast<double>(shape.ranks - 1);
+  size_t slice = kMinPieceBytes;
+  while (2 * slice <= shape.pieceLimit && 2 * static_cast<double>(slice) * slicesPerCpu <= cache) {
+    slice *= 2;
+  }
+  return std::min(slice, shape.pieceLimit);
 }
 
 size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,

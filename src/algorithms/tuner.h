@@ -57,7 +57,15 @@ struct CallShape {
   bool sharedMemory = false;  // every peer of a single-host job over shm
   // The largest message the schedules send whole (HOOP_CHUNK_SIZE: a shm slot by default).
   size_t pieceLimit = size_t{512} << 10;
+  // The most ranks per CPU on any host (at least 1), and the level-2 cache per CPU (0: unknown,
+  // kAssumedLevel2Bytes stands in). Both agreed by every rank (Communicator::ranksPerCpu).
+  double ranksPerCpu = 1;
+  size_t level2BytesPerCpu = 0;
 };
+
+// The level-2 cache per CPU the model assumes where the machine does not say: a common size on
+// current x86 server cores.
+inline constexpr size_t kAssumedLevel2Bytes = size_t{1} << 20;
 
 // Predicted microseconds of schedule `name` of collective `kind` for `shape`, with pipelined
 // schedules cut into `pieceBytes` pieces (0: the best piece size, pipelinePieceBytes()); nullopt
@@ -86,9 +94,12 @@ size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& s
 size_t treeAllReducePieceBytes(const CallShape& shape);
 
 // The two-shot allreduce's slices: each round sends one slice of every piece to its owner and
-// the folded slice back. Over shm 64 KiB, so that the n-1 slices a rank folds at once stay in
-// cache (32 KiB and 128 KiB were level or slower at 4 ranks; whole pieces of 256 KiB, 1.7x
-// slower than the ring). Over TCP the chunk size, where it is priced whole.
+// the folded slice back. Over shm the largest power of two (16 KiB up to the chunk size) such
+// that one round's slices stay in the level-2 cache of the CPU they run on: the n-1 slices a rank
+// sends and the n-1 it receives and folds, times the ranks sharing that CPU. On 2 cores with
+// 1 MiB each that is 64 KiB at 4 ranks, 32 KiB at 5 and 6, 16 KiB at 8: the best of 16, 32 and
+// 64 KiB measured at each of those counts, 1.1-1.6x faster than 64 KiB at 8 ranks (bench/
+// RESULTS.md, ninth pass). Over TCP the chunk size, where it is priced whole.
 size_t twoShotSliceBytes(const CallShape& shape);
 
 CallShape callShape(const Communicator& comm, const CollectiveArgs& args);

@@ -14,6 +14,7 @@
 
 #include "core/secret.h"
 #include "hoop/hoop.h"
+#include "topology/host_cores.h"
 #include "transport/tcp/socket.h"
 
 namespace hoop {
@@ -37,6 +38,10 @@ struct PeerInfo {
   uint64_t hostId = 0;  // hostname + boot id; equal ids share a host
   std::string hostName;
   SocketAddress listenAddress;
+  // Where it may run, and the cache each of those CPUs has (host_cores.h): the same table on
+  // every rank, so figures derived from it are agreed without another exchange.
+  CpuMask cpus;
+  size_t level2BytesPerCpu = 0;  // 0: the machine did not say
 
   // "rank 3 (host b, pid 912)": how messages name a peer.
   std::string describe() const;

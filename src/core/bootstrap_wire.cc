@@ -11,11 +11,21 @@ constexpr size_t kHostNameWidth = 64;
 constexpr uint16_t kStatusOk = 0;
 constexpr uint16_t kStatusError = 1;
 
+static_assert(kMaxCpus % 64 == 0, "CPU masks travel as whole 64-bit words");
+
 void writePeer(WireWriter& out, const PeerInfo& info) {
   out.u32(static_cast<uint32_t>(info.pid));
   out.u64(info.hostId);
   out.fixedString(info.hostName, kHostNameWidth);
   writeAddress(out, info.listenAddress);
+  for (size_t word = 0; word < kMaxCpus / 64; ++word) {
+    uint64_t bits = 0;
+    for (size_t bit = 0; bit < 64; ++bit) {
+      if (info.cpus.test(word * 64 + bit)) bits |= uint64_t{1} << bit;
+    }
+    out.u64(bits);
+  }
+  out.u64(info.level2BytesPerCpu);
 }
 
 PeerInfo readPeer(WireReader& in, int rank) {
@@ -25,6 +35,13 @@ PeerInfo readPeer(WireReader& in, int rank) {
   info.hostId = in.u64();
   info.hostName = in.fixedString(kHostNameWidth);
   info.listenAddress = readAddress(in);
+  for (size_t word = 0; word < kMaxCpus / 64; ++word) {
+    const uint64_t bits = in.u64();
+    for (size_t bit = 0; bit < 64; ++bit) {
+      if ((bits >> bit) & 1) info.cpus.set(word * 64 + bit);
+    }
+  }
+  info.level2BytesPerCpu = static_cast<size_t>(in.u64());
   return info;
 }
 

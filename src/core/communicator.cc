@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "algorithms/calibration.h"
@@ -68,6 +69,8 @@ std::unique_ptr<Communicator> Communicator::create(
     self.hostId = localHostId();
     self.hostName = localHostName();
     self.listenAddress = SocketAddress::localOf(listener.get());
+    self.cpus = ownCpuMask();
+    self.level2BytesPerCpu = hoop::level2BytesPerCpu(self.cpus);
     return self;
   };
   comm->peers_ =
@@ -162,13 +165,25 @@ void Communicator::buildRings() {
 }
 
 void Communicator::adaptToCores() {
-  std::vector<int> localPids;
+  // Every rank's mask and cache came in the rendezvous table, so every rank computes the same.
+  // The union of a host's masks: ranks bound to a core each (as mpirun binds two) are not
+  // sharing one, though each sees a single core in its own mask.
+  std::map<uint64_t, std::vector<CpuMask>> masksByHost;
   for (const PeerInfo& peer : peers_) {
-    if (peer.rank != rank_ && peer.hostId == peers_[rank_].hostId) localPids.push_back(peer.pid);
+    masksByHost[peer.hostId].push_back(peer.cpus);
+    if (peer.level2BytesPerCpu != 0 &&
+        (level2BytesPerCpu_ == 0 || peer.level2BytesPerCpu < level2BytesPerCpu_)) {
+      level2BytesPerCpu_ = peer.level2BytesPerCpu;
+    }
   }
-  // The union of the local ranks' masks: ranks bound to a core each (as mpirun binds two) are
-  // not sharing one, though each sees a single core in its own mask.
-  const size_t cores = coresOfLocalRanks(localPids);
+  for (const auto& [host, masks] : masksByHost) {
+    ranksPerCpu_ = std::max(
+        ranksPerCpu_, static_cast<double>(masks.size()) / static_cast<double>(cpusInUnion(masks)));
+  }
+  const size_t cores = cpusInUnion(masksByHost[peers_[rank_].hostId]);
+  log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " rank(s) on ", cores,
+      " CPU(s) of this host; on any host at most ", ranksPerCpu_,
+      " rank(s) per CPU; level-2 cache ", level2BytesPerCpu_ >> 10, " KiB per CPU (0: not known)");
   const bool shareCores = static_cast<size_t>(localSize_) > cores;
   if (shareCores && !config_.spinSetByUser) {
     config_.spinBeforeSleep = std::chrono::microseconds(0);

@@ -64,6 +64,10 @@ class Communicator {
   // rank's place, in host order, and how many there are. Horovod's cross_rank and cross_size.
   int crossRank() const { return crossRank_; }
   int crossSize() const { return crossSize_; }
+  // How crowded the CPUs are, the same on every rank (from the rendezvous table): the most ranks
+  // per CPU on any host, and the least level-2 cache per CPU any rank reported (0: none did).
+  double ranksPerCpu() const { return ranksPerCpu_; }
+  size_t level2BytesPerCpu() const { return level2BytesPerCpu_; }
 
   // Every collective takes the next number; ranks must call collectives in the same order, and
   // the number travels with the data so a rank that did not is caught.
@@ -148,8 +152,9 @@ class Communicator {
   Communicator() = default;
   // Host grouping from the peers' host ids: local rank and size, and the three rings.
   void buildRings();
-  // Oversubscribed hosts get no spinning in waits (config_.spinBeforeSleep) and keep each shm
-  // message at its slot's start (config_.shm.spreadBytes).
+  // Reads the CPUs each host's ranks share (ranksPerCpu_, level2BytesPerCpu_). Oversubscribed
+  // hosts get no spinning in waits (config_.spinBeforeSleep) and keep each shm message at its
+  // slot's start (config_.shm.spreadBytes).
   void adaptToCores();
   void progressAll(bool& moved);
   // Loads every busy shm connection's futex word (wordSnapshot_) for a following sleep.
@@ -167,6 +172,8 @@ class Communicator {
   bool everyPeerOverShm_ = false;
   int crossRank_ = 0;
   int crossSize_ = 1;
+  double ranksPerCpu_ = 1;
+  size_t level2BytesPerCpu_ = 0;
   Config config_;
   std::vector<PeerInfo> peers_;
   Ring ring_;

@@ -319,6 +319,47 @@ TEST(Algorithm, EveryRankMakesTheSameChoice) {
   }
 }
 
+// Two-shot's slices follow the ranks per CPU (tuner.h), which every rank must agree on though
+// each sees only its own affinity: four ranks bound in pairs (taskset) each report the same
+// crowding, pick the same slices, and the forced two-shot sweep is exact.
+TEST(Algorithm, RanksBoundApartAgreeOnTheirCrowding) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu) {
+    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+  }
+  const std::string expected =
+      cpus.size() == 2 ? "at most 2 rank(s) per CPU" : "at most 4 rank(s) per CPU";
+  hoopUniqueId id;
+  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+  ProcessGroup group;
+  for (int r = 0; r < 4; ++r) {
+    Env env = {{"HOOP_TEST_UID", toHex(id)},        {"HOOP_TEST_RANK", std::to_string(r)},
+               {"HOOP_TEST_NRANKS", "4"},           {"HOOP_TRANSPORT", "shm"},
+               {"HOOP_ALGO", "allreduce:=twoshot"}, {"HOOP_DEBUG", "INFO"},
+               {"HOOP_DEBUG_SUBSYS", "INIT,COLL"}};
+    group.start(
+        {"taskset", "-c", std::to_string(cpus[static_cast<size_t>(r) / 2 % cpus.size()]),
+         HOOP_TEST_WORKER, "--init", "uid", "--suite", "sweep", "--only", "allreduce", "--large"},
+        env);
+  }
+  auto results = group.wait(std::chrono::seconds(240));
+  expectAllPassed(results);
+  std::vector<std::vector<std::string>> seen(results.size());
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_NE(results[r].output.find(expected), std::string::npos) << "rank " << r << ":\n"
+                                                                   << results[r].output;
+    std::istringstream lines(results[r].output);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t at = line.find("allreduce uses two-shot");
+      if (at != std::string::npos) seen[r].push_back(line.substr(at));
+    }
+    EXPECT_FALSE(seen[r].empty()) << "rank " << r << " never said which slices it used";
+    EXPECT_EQ(seen[r], seen[0]) << "rank " << r << " sliced differently";
+  }
+}
+
 // Figures given in the environment are kept as given; HOOP_TUNE_CALIBRATE=0 measures nothing.
 TEST(Algorithm, CalibrationKeepsFiguresFromTheEnvironment) {
   auto results = runWithUniqueId(

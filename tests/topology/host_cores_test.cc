@@ -1,10 +1,9 @@
-// The cores a host's ranks share: the union of their affinity masks, with real processes.
+// The cores a host's ranks share (the union of their affinity masks) and the level-2 cache of
+// one CPU, against what the kernel and the C library say.
 #include "topology/host_cores.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <vector>
@@ -12,101 +11,65 @@
 namespace hoop {
 namespace {
 
-std::vector<int> allowedCpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  EXPECT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-  }
-  return cpus;
+CpuMask cpusOf(std::initializer_list<size_t> cpus) {
+  CpuMask mask;
+  for (size_t cpu : cpus) mask.set(cpu);
+  return mask;
 }
 
-// A child that sleeps on one core until killed.
-class PinnedChild {
- public:
-  explicit PinnedChild(int cpu) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      sched_setaffinity(0, sizeof(one), &one);
-      pause();
-      _exit(0);
-    }
-  }
-  ~PinnedChild() {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  int pid() const { return pid_; }
-
- private:
-  int pid_;
-};
-
-// Waits until the child runs with its one-core mask (it sets it itself after fork).
-void awaitMask(int pid, int cpu) {
-  for (int i = 0; i < 2000; ++i) {
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    if (sched_getaffinity(pid, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) == 1 &&
-        CPU_ISSET(cpu, &mask)) {
-      return;
-    }
-    usleep(1000);
-  }
-  FAIL() << "child " << pid << " never ran on cpu " << cpu;
+TEST(HostCores, OwnMaskIsWhatTheKernelAllows) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  const CpuMask own = ownCpuMask();
+  EXPECT_EQ(own.count(), static_cast<size_t>(CPU_COUNT(&allowed)));
+  for (size_t cpu = 0; cpu < kMaxCpus; ++cpu) EXPECT_EQ(own.test(cpu), CPU_ISSET(cpu, &allowed));
 }
 
-TEST(HostCores, OwnMaskWhenAlone) { EXPECT_EQ(coresOfLocalRanks({}), allowedCpus().size()); }
-
-// Runs `body` with this thread bound to `ownCpu` and a peer process bound to `peerCpu`, then
-// restores this thread's mask: two ranks as a launcher would bind them.
-template <typename Body>
-void withPinnedPair(int ownCpu, int peerCpu, Body body) {
+TEST(HostCores, OwnMaskFollowsABinding) {
   cpu_set_t original;
+  CPU_ZERO(&original);
   ASSERT_EQ(sched_getaffinity(0, sizeof(original), &original), 0);
-  cpu_set_t own;
-  CPU_ZERO(&own);
-  CPU_SET(ownCpu, &own);
-  ASSERT_EQ(sched_setaffinity(0, sizeof(own), &own), 0);
-  {
-    PinnedChild peer(peerCpu);
-    awaitMask(peer.pid(), peerCpu);
-    body(peer.pid());
-  }
+  size_t first = 0;
+  while (!CPU_ISSET(first, &original)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const CpuMask bound = ownCpuMask();
   sched_setaffinity(0, sizeof(original), &original);
+  EXPECT_EQ(bound, cpusOf({first}));
 }
 
 TEST(HostCores, RanksBoundToDifferentCoresDoNotShareOne) {
-  const std::vector<int> cpus = allowedCpus();
-  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 cores, this process may use " << cpus.size();
-  size_t alone = 0;
-  size_t together = 0;
-  withPinnedPair(cpus[0], cpus[1], [&](int peer) {
-    alone = coresOfLocalRanks({});
-    together = coresOfLocalRanks({peer});
-  });
-  EXPECT_EQ(alone, 1u);
-  EXPECT_EQ(together, 2u);
+  EXPECT_EQ(cpusInUnion({cpusOf({0}), cpusOf({1})}), 2u);
+  EXPECT_EQ(cpusInUnion({cpusOf({0, 1}), cpusOf({1, 2}), cpusOf({5})}), 4u);
 }
 
 TEST(HostCores, RanksConfinedToOneCoreShareIt) {
-  const std::vector<int> cpus = allowedCpus();
-  size_t together = 0;
-  withPinnedPair(cpus[0], cpus[0], [&](int peer) { together = coresOfLocalRanks({peer}); });
-  EXPECT_EQ(together, 1u);
+  EXPECT_EQ(cpusInUnion({cpusOf({3}), cpusOf({3}), cpusOf({3})}), 1u);
 }
 
-TEST(HostCores, AGonePeerAddsNothing) {
-  const pid_t gone = fork();
-  if (gone == 0) _exit(0);
-  waitpid(gone, nullptr, 0);
-  EXPECT_EQ(coresOfLocalRanks({gone}), allowedCpus().size());
+TEST(HostCores, NoMaskCountsAsOneCpu) {
+  EXPECT_EQ(cpusInUnion({}), 1u);
+  EXPECT_EQ(cpusInUnion({CpuMask{}}), 1u);
 }
+
+// sysfs (what hoop reads) against the C library's figure, which comes from cpuid on x86.
+TEST(HostCores, LevelTwoCacheMatchesTheCLibrary) {
+  const long fromLibc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const size_t fromSysfs = level2BytesPerCpu(ownCpuMask());
+  if (fromLibc <= 0 || fromSysfs == 0) {
+    GTEST_SKIP() << "this machine does not report its level-2 cache (C library: " << fromLibc
+                 << ", sysfs: " << fromSysfs << ")";
+  }
+  // sysfs divides a cache among the CPUs that share it (SMT siblings): a whole share of it.
+  EXPECT_EQ(static_cast<size_t>(fromLibc) % fromSysfs, 0u);
+  EXPECT_LE(fromSysfs, static_cast<size_t>(fromLibc));
+  EXPECT_GE(fromSysfs * 8, static_cast<size_t>(fromLibc));
+}
+
+TEST(HostCores, NoCpuNoCache) { EXPECT_EQ(level2BytesPerCpu(CpuMask{}), 0u); }
 
 }  // namespace
 }  // namespace hoop
