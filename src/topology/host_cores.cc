@@ -1,28 +1,13 @@
 #include "topology/host_cores.h"
 
-#include <cctype>
 #include <exception>
 #include <fstream>
 #include <string>
 
+#include "core/env.h"
+
 namespace hoop {
 namespace {
-
-// "1024K" / "2M" / "512" as sysfs writes cache sizes; 0 when it is none of those.
-size_t parseCacheSize(const std::string& text) {
-  size_t value = 0;
-  size_t at = 0;
-  while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0) {
-    value = value * 10 + static_cast<size_t>(text[at] - '0');
-    ++at;
-  }
-  if (at == 0) return 0;
-  const std::string unit = text.substr(at);
-  if (unit.empty()) return value;
-  if (unit == "K") return value << 10;
-  if (unit == "M") return value << 20;
-  return 0;
-}
 
 // CPUs in a sysfs list such as "0-3,8,10-11"; 0 when it cannot be read.
 size_t cpusInList(const std::string& list) {
@@ -86,7 +71,8 @@ size_t level2BytesPerCpu(const CpuMask& mask) {
   for (int index = 0; index < 8; ++index) {
     const std::string dir = caches + std::to_string(index) + "/";
     if (firstLine(dir + "level") != "2" || firstLine(dir + "type") == "Instruction") continue;
-    const size_t bytes = parseCacheSize(firstLine(dir + "size"));
+    // sysfs writes "1024K"; a size it writes otherwise counts as not said.
+    const size_t bytes = parseByteSize(firstLine(dir + "size")).value_or(0);
     const size_t sharers = cpusInList(firstLine(dir + "shared_cpu_list"));
     return sharers == 0 ? bytes : bytes / sharers;
   }
