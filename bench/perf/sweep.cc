@@ -108,7 +108,7 @@ SweepResult runSweep(const Bench& bench) {
           printOnRank0(bench.rank, placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
           (inPlace ? row.inPlace : row.outOfPlace) = m;
         }
-        printOnRank0(bench.rank, "\n");
+        printOnRank0(bench.rank, scheduleColumn(row.algorithm) + "\n");
         result.rows.push_back(std::move(row));
       }
     }

@@ -28,9 +28,9 @@ namespace {
 std::string tableColumnHeader() {
   std::string text = format("# %10s  %12s  %8s  %6s  %6s", "", "", "", "", "");
   text += "           out-of-place                       in-place          \n";
-  text += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+  text += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  %s\n", "size",
                  "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
-                 "algbw", "busbw", "#wrong");
+                 "algbw", "busbw", "#wrong", "schedule");
   text += format("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
                  "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
                  "(GB/s)", "");
@@ -55,6 +55,10 @@ std::string placementColumns(double timeUs, double algBwGBs, double busBwGBs,
       format("  %7s  %6.2f  %6.2f", formatTimeUs(timeUs).c_str(), algBwGBs, busBwGBs);
   if (wrong) return text + format("  %5" PRIu64, *wrong);
   return text + format("  %5s", "N/A");
+}
+
+std::string scheduleColumn(std::string_view schedule) {
+  return format("  %.*s", static_cast<int>(schedule.size()), schedule.data());
 }
 
 double bandwidthGBs(size_t bytes, double timeUs) {

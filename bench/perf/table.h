@@ -1,5 +1,6 @@
 // The result table, character for character in nccl-tests' layout, so scripts that read
-// nccl-tests output read hoop-perf's too.
+// nccl-tests output read hoop-perf's too; one column more at the end of each row names the
+// schedule that ran it, where nccl-tests' rows end.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,9 @@ std::string formatTimeUs(double us);
 // "N/A" when results were not checked.
 std::string placementColumns(double timeUs, double algBwGBs, double busBwGBs,
                              std::optional<uint64_t> wrong);
+
+// The last column: the schedule hoop ran for the row (HOOP_ALGO's name).
+std::string scheduleColumn(std::string_view schedule);
 
 // GB/s (10^9 bytes per second, as nccl-tests) for bytes moved in timeUs; 0 when timeUs is 0.
 double bandwidthGBs(size_t bytes, double timeUs);

@@ -12,7 +12,7 @@ TEST(Table, ColumnHeaderIsNcclTests) {
       "#                                                              out-of-place                "
       "       in-place          \n"
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
-      "time   algbw   busbw #wrong\n"
+      "time   algbw   busbw #wrong  schedule\n"
       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
       "(us)  (GB/s)  (GB/s)       \n";
   EXPECT_EQ(tableColumnHeader(), expected);
@@ -34,6 +34,15 @@ TEST(Table, RowWithRootTypeNameAndBandwidth) {
   EXPECT_EQ(row,
             "    33554432      16777216  bfloat16    none       3   2817.5   11.91   11.91      0"
             "    12346    2.72    2.72     12");
+}
+
+TEST(Table, RowsEndInTheScheduleThatRan) {
+  const std::string row = rowPrefix(8, 2, "float", "sum", -1) +
+                          placementColumns(17.31, 0.0, 0.0, 0) +
+                          placementColumns(17.02, 0.0, 0.0, 0) + scheduleColumn("oneshot");
+  EXPECT_EQ(row,
+            "           8             2     float     sum      -1    17.31    0.00    0.00      0"
+            "    17.02    0.00    0.00      0  oneshot");
 }
 
 TEST(Table, UncheckedRowsSayNA) {
