@@ -223,13 +223,14 @@ void* ShmConnection::sendSlot(size_t bytes) {
 }
 
 uint64_t ShmConnection::publishSend(size_t bytes, FrameTag tag) {
-  if (sendSlot(bytes) == nullptr) {
+  const auto* written = static_cast<const uint8_t*>(sendSlot(bytes));
+  if (written == nullptr) {
     fail(hoopInternalError, "rank ", selfRank_, ": publishSend of ", bytes, " bytes to ", peer_,
          " without a slot from sendSlot (or with a send posted since)");
   }
   ShmSlotHeader header = headerFor(tag, bytes);
   header.fragmentBytes = bytes;
-  header.dataOffset = placeInSlot(bytes);  // where sendSlot(bytes) put it
+  header.dataOffset = static_cast<size_t>(written - layout_.data(side_, published_));
   advanceSlotCursor(header.dataOffset, bytes);
   std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
   publishSlot();
