@@ -1,40 +1,13 @@
 #include "topology/host_cores.h"
 
-#include <exception>
 #include <fstream>
 #include <string>
 
 #include "core/env.h"
+#include "topology/sysfs_list.h"
 
 namespace hoop {
 namespace {
-
-// CPUs in a sysfs list such as "0-3,8,10-11"; 0 when it cannot be read.
-size_t cpusInList(const std::string& list) {
-  size_t count = 0;
-  size_t at = 0;
-  while (at < list.size()) {
-    size_t end = list.find(',', at);
-    if (end == std::string::npos) end = list.size();
-    const std::string range = list.substr(at, end - at);
-    const size_t dash = range.find('-');
-    try {
-      if (dash == std::string::npos) {
-        (void)std::stoul(range);
-        count += 1;
-      } else {
-        const unsigned long first = std::stoul(range.substr(0, dash));
-        const unsigned long last = std::stoul(range.substr(dash + 1));
-        if (last < first) return 0;
-        count += last - first + 1;
-      }
-    } catch (const std::exception&) {
-      return 0;
-    }
-    at = end + 1;
-  }
-  return count;
-}
 
 std::string firstLine(const std::string& path) {
   std::ifstream in(path);
@@ -73,7 +46,7 @@ size_t level2BytesPerCpu(const CpuMask& mask) {
     if (firstLine(dir + "level") != "2" || firstLine(dir + "type") == "Instruction") continue;
     // sysfs writes "1024K"; a size it writes otherwise counts as not said.
     const size_t bytes = parseByteSize(firstLine(dir + "size")).value_or(0);
-    const size_t sharers = cpusInList(firstLine(dir + "shared_cpu_list"));
+    const size_t sharers = entriesInSysfsList(firstLine(dir + "shared_cpu_list"));
     return sharers == 0 ? bytes : bytes / sharers;
   }
   return 0;

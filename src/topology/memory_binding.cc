@@ -4,12 +4,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <fstream>
 #include <vector>
 
 #include "core/error.h"
+#include "topology/sysfs_list.h"
 
 namespace hoop {
 
@@ -41,28 +43,10 @@ int numaNodeOfPage(const void* address) {
 }
 
 size_t onlineNumaNodes() {
-  // "0" or "0-1,3": count the nodes in the ranges.
   std::ifstream online("/sys/devices/system/node/online");
   std::string text;
-  if (!std::getline(online, text) || text.empty()) return 1;
-  size_t count = 0;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t comma = text.find(',', at);
-    std::string range =
-        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    size_t dash = range.find('-');
-    try {
-      count += dash == std::string::npos
-                   ? 1
-                   : std::stoul(range.substr(dash + 1)) - std::stoul(range.substr(0, dash)) + 1;
-    } catch (const std::exception&) {
-      return 1;
-    }
-    if (comma == std::string::npos) break;
-    at = comma + 1;
-  }
-  return count == 0 ? 1 : count;
+  if (!std::getline(online, text)) return 1;
+  return std::max<size_t>(1, entriesInSysfsList(text));
 }
 
 }  // namespace hoop
