@@ -19,10 +19,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/env.h"
 
 namespace {
 
@@ -51,20 +54,12 @@ class Socket {
 };
 
 size_t parseBytes(const std::string& text) {
-  char* end = nullptr;
-  size_t value = std::strtoull(text.c_str(), &end, 10);
-  const std::string unit = end != nullptr ? end : "";
-  if (unit == "K")
-    value <<= 10;
-  else if (unit == "M")
-    value <<= 20;
-  else if (unit == "G")
-    value <<= 30;
-  else if (!unit.empty() || value == 0) {
+  const std::optional<size_t> bytes = hoop::parseByteSize(text);
+  if (!bytes || *bytes == 0) {
     std::fprintf(stderr, "not a size: '%s' (a number with K, M or G)\n", text.c_str());
     std::exit(2);
   }
-  return value;
+  return *bytes;
 }
 
 // Sockets as hoop's TCP transport sets them: no Nagle, 4 MiB buffers.
