@@ -361,7 +361,12 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
     if (!resting) {
       if (spinUntil == kNotYet) spinUntil = now + config_.spinBeforeSleep;
       if (now < spinUntil) {
-        HOOP_CPU_RELAX();
+        // Offer the core at every clock read: the kernel sometimes runs two ranks on one core
+        // for a while even when there are cores enough, and a rank that spun without yielding
+        // would then hold its peer off the core for the whole spin (55-100 us a call at 2
+        // ranks, against 2-14 with yields). With nothing else to run, a yield is a system call
+        // and the spin goes on.
+        std::this_thread::yield();
         continue;
       }
       resting = true;  // one more pass, with the words snapshotted, before yielding
