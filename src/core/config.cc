@@ -28,8 +28,13 @@ Config Config::fromEnvironment() {
   if (config.socketStreams < 1 || config.socketStreams > 64) {
     fail(hoopInvalidArgument, "HOOP_SOCKET_NSTREAMS=", config.socketStreams, " is not in 1..64");
   }
-  config.socketBufferBytes =
-      static_cast<int>(envInt("HOOP_SOCKET_BUFFER", config.socketBufferBytes));
+  // setsockopt takes an int; the kernel caps it at net.core.{w,r}mem_max anyway.
+  const size_t socketBuffer =
+      byteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0);
+  if (socketBuffer > (size_t{1} << 30)) {
+    fail(hoopInvalidArgument, "HOOP_SOCKET_BUFFER must be at most 1G (0: kernel autotuning)");
+  }
+  config.socketBufferBytes = static_cast<int>(socketBuffer);
   config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
   config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
   if (config.chunkBytes > (size_t{1} << 30)) {
