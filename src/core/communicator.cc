@@ -363,9 +363,10 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       if (now < spinUntil) {
         // Offer the core at every clock read: the kernel sometimes runs two ranks on one core
         // for a while even when there are cores enough, and a rank that spun without yielding
-        // would then hold its peer off the core for the whole spin (55-100 us a call at 2
-        // ranks, against 2-14 with yields). With nothing else to run, a yield is a system call
-        // and the spin goes on.
+        // would then hold its peer off the core for the whole spin (2 ranks on one core: 55 us
+        // a call over shm and 98 over TCP, against 3.5 and 31 with yields; bench/RESULTS.md,
+        // twelfth pass). With nothing else to run, a yield is a system call and the spin goes
+        // on.
         std::this_thread::yield();
         continue;
       }
