@@ -11,7 +11,6 @@
 // Prints per chunk size the median rate (GB = 1e9 bytes) over the repeats, and min and max.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,36 +21,24 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/env.h"
+#include "transport/tcp/socket.h"
 
 namespace {
 
-// Owns one socket.
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {
-    if (fd_ < 0) die("socket");
-  }
-  Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  Socket& operator=(Socket&&) = delete;
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
+[[noreturn]] void die(const char* what) {
+  std::perror(what);
+  std::exit(1);
+}
 
-  [[noreturn]] static void die(const char* what) {
-    std::perror(what);
-    std::exit(1);
-  }
-
- private:
-  int fd_;
-};
+// A new socket, or exit.
+hoop::UniqueFd tcpSocket() {
+  hoop::UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd.valid()) die("socket");
+  return fd;
+}
 
 size_t parseBytes(const std::string& text) {
   const std::optional<size_t> bytes = hoop::parseByteSize(text);
@@ -62,20 +49,11 @@ size_t parseBytes(const std::string& text) {
   return *bytes;
 }
 
-// Sockets as hoop's TCP transport sets them: no Nagle, 4 MiB buffers.
-void tune(int fd) {
-  int one = 1;
-  int buffer = 4 << 20;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
-}
-
 void moveAll(int fd, char* data, size_t bytes, bool sending) {
   for (size_t done = 0; done < bytes;) {
     const ssize_t n = sending ? ::send(fd, data + done, bytes - done, MSG_NOSIGNAL)
                               : ::recv(fd, data + done, bytes - done, 0);
-    if (n <= 0) Socket::die(sending ? "send" : "recv");
+    if (n <= 0) die(sending ? "send" : "recv");
     done += static_cast<size_t>(n);
   }
 }
@@ -103,7 +81,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  Socket listener(::socket(AF_INET, SOCK_STREAM, 0));
+  hoop::UniqueFd listener = tcpSocket();
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -111,15 +89,17 @@ int main(int argc, char** argv) {
   if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
       ::listen(listener.get(), 1) != 0 ||
       ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    Socket::die("listen on 127.0.0.1");
+    die("listen on 127.0.0.1");
   }
-  Socket sender(::socket(AF_INET, SOCK_STREAM, 0));
+  hoop::UniqueFd sender = tcpSocket();
   if (::connect(sender.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    Socket::die("connect");
+    die("connect");
   }
-  Socket receiver(::accept(listener.get(), nullptr, nullptr));
-  tune(sender.get());
-  tune(receiver.get());
+  hoop::UniqueFd receiver(::accept(listener.get(), nullptr, nullptr));
+  if (!receiver.valid()) die("accept");
+  // As hoop's TCP transport sets its sockets: no Nagle, 4 MiB buffers (HOOP_SOCKET_BUFFER).
+  hoop::tuneDataSocket(sender.get(), 4 << 20);
+  hoop::tuneDataSocket(receiver.get(), 4 << 20);
 
   std::printf(
       "# hoop-tcp-one-core: one thread sends each chunk and reads it back, %zu bytes a "

@@ -176,11 +176,13 @@ void Communicator::adaptToCores() {
       level2BytesPerCpu_ = peer.level2BytesPerCpu;
     }
   }
+  size_t cores = 1;  // in the union of this host's masks
   for (const auto& [host, masks] : masksByHost) {
-    ranksPerCpu_ = std::max(
-        ranksPerCpu_, static_cast<double>(masks.size()) / static_cast<double>(cpusInUnion(masks)));
+    const size_t cpus = cpusInUnion(masks);
+    ranksPerCpu_ =
+        std::max(ranksPerCpu_, static_cast<double>(masks.size()) / static_cast<double>(cpus));
+    if (host == peers_[rank_].hostId) cores = cpus;
   }
-  const size_t cores = cpusInUnion(masksByHost[peers_[rank_].hostId]);
   log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " rank(s) on ", cores,
       " CPU(s) of this host; on any host at most ", ranksPerCpu_,
       " rank(s) per CPU; level-2 cache ", level2BytesPerCpu_ >> 10, " KiB per CPU (0: not known)");

@@ -7,13 +7,21 @@ namespace hoop {
 
 namespace {
 
-// A byte size from the environment ("512K"), at least `minimum`.
-size_t byteSetting(const char* name, size_t fallback, size_t minimum) {
+// The largest size a setting takes where it says so: 1G.
+constexpr size_t kMaxSettingBytes = size_t{1} << 30;
+
+// A byte size from the environment ("512K"), at least `minimum`; with `atMostOneG`, at most 1G
+// (`hint` then follows the complaint).
+size_t byteSetting(const char* name, size_t fallback, size_t minimum, bool atMostOneG = false,
+                   const char* hint = "") {
   auto text = envString(name);
   if (!text) return fallback;
   auto bytes = parseByteSize(*text);
   if (!bytes || *bytes < minimum) {
     fail(hoopInvalidArgument, name, "='", *text, "' is not a size of at least ", minimum, " bytes");
+  }
+  if (atMostOneG && *bytes > kMaxSettingBytes) {
+    fail(hoopInvalidArgument, name, " must be at most 1G", hint);
   }
   return *bytes;
 }
@@ -29,17 +37,11 @@ Config Config::fromEnvironment() {
     fail(hoopInvalidArgument, "HOOP_SOCKET_NSTREAMS=", config.socketStreams, " is not in 1..64");
   }
   // setsockopt takes an int; the kernel caps it at net.core.{w,r}mem_max anyway.
-  const size_t socketBuffer =
-      byteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0);
-  if (socketBuffer > (size_t{1} << 30)) {
-    fail(hoopInvalidArgument, "HOOP_SOCKET_BUFFER must be at most 1G (0: kernel autotuning)");
-  }
-  config.socketBufferBytes = static_cast<int>(socketBuffer);
-  config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
+  config.socketBufferBytes = static_cast<int>(
+      byteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0,
+                  /*atMostOneG=*/true, " (0: kernel autotuning)"));
+  config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64, /*atMostOneG=*/true);
   config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
-  if (config.chunkBytes > (size_t{1} << 30)) {
-    fail(hoopInvalidArgument, "HOOP_CHUNK_SIZE must be at most 1G");
-  }
   config.costModel = CostModel::fromEnvironment();
   if (auto text = envString("HOOP_ALGO")) config.algorithms = AlgoOverrides::parse(*text);
   config.shm.slots = static_cast<size_t>(envInt("HOOP_SHM_SLOTS", 8));
