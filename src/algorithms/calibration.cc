@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "algorithms/primitives.h"
@@ -18,6 +20,8 @@ constexpr int kBatches = 6;
 constexpr int kLatencySteps = 8;  // per batch
 constexpr int kBandwidthSteps = 2;
 constexpr int kReduceRepeats = 8;
+// Measurements whose figures cannot be the link's are taken again, at most this many in all.
+constexpr uint32_t kAttempts = 3;
 // The reduction is timed on buffers of this size: larger than a core's L2, as the reductions of
 // large calls see (the in-cache rate overstated it 2-3x against whole-buffer reductions).
 constexpr size_t kReduceBytes = 1 << 20;
@@ -68,74 +72,107 @@ double reduceUsPerByte() {
   return std::max(median(samples), 1e-3) / static_cast<double>(kReduceBytes);
 }
 
+// Figures where larger is slower, so that the slowest rank's are a plain maximum.
+struct Figures {
+  double alphaUs;
+  double usPerByte;
+  double reduceUsPerByte;
+};
+
+// One measurement of the link: this rank's figures, then the slowest rank's of each, passed once
+// around the ring (after n-1 steps every rank holds everyone's). `attempt` keeps each one's
+// frames apart.
+Figures measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32_t attempt) {
+  Figures mine{};
+  mine.reduceUsPerByte = myReduceUsPerByte;
+  std::vector<char> out(kLinkStepBytes, 1), in(kLinkStepBytes);
+  {
+    Primitives prims(comm, FrameTag{OpKind::kSetup, 1 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
+                     0);
+    mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
+    const double bulkUs =
+        ringStepUs(comm, prims, out.data(), in.data(), kLinkStepBytes, kBandwidthSteps);
+    mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kLinkStepBytes);
+  }
+  Figures agreed = mine;
+  Primitives prims(comm, FrameTag{OpKind::kSetup, 2 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
+                   0);
+  const Ring& ring = comm.ring();
+  for (size_t step = 1; step < ring.size(); ++step) {
+    Figures sent = agreed, received{};
+    prims.sendRecv(ring.next(), &sent, sizeof(sent), ring.prev(), &received, sizeof(received));
+    agreed.alphaUs = std::max(agreed.alphaUs, received.alphaUs);
+    agreed.usPerByte = std::max(agreed.usPerByte, received.usPerByte);
+    agreed.reduceUsPerByte = std::max(agreed.reduceUsPerByte, received.reduceUsPerByte);
+  }
+  prims.finish();
+  return agreed;
+}
+
+// Why agreed shm figures cannot be the link's, or null when they can be. TCP figures are kept
+// as read: a fast network's latency may rightly be a large share of a 256 KiB step.
+const char* implausibility(const Figures& agreed, bool overShm, double spinUs) {
+  if (!overShm) return nullptr;
+  // A shm step that lasts about the spin budget is the signature of two ranks on one core (the
+  // waiting rank spins on the core its peer needs, then yields): right after start, in 2 of 5
+  // runs at 2 ranks here, steps read 53 us for 0.2 us, while the job's collectives then ran at
+  // full speed. That figure is the scheduler's, not the link's.
+  if (stepShowsSharedCore(agreed.alphaUs, spinUs)) {
+    return "about the spin budget: two ranks shared a core";
+  }
+  const double bulkUs = agreed.alphaUs + agreed.usPerByte * static_cast<double>(kLinkStepBytes);
+  if (!stepsConsistent(agreed.alphaUs, bulkUs)) {
+    return "too long against the 256 KiB step's: the small steps ran in a slower period";
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void calibrateCostModel(Communicator& comm) {
   CostModel model = comm.config().costModel;
   if (!model.calibrate || comm.size() < 2) return;
 
-  // Figures where larger is slower, so that the slowest rank's are a plain maximum.
-  struct Figures {
-    double alphaUs;
-    double usPerByte;
-    double reduceUsPerByte;
-  };
-  Figures mine{};
-  std::vector<char> out(kLinkStepBytes, 1), in(kLinkStepBytes);
-  {
-    Primitives prims(comm, FrameTag{OpKind::kSetup, 1}, DataType::kInt8, RedOp::kSum, 0);
-    mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
-    const double bulkUs =
-        ringStepUs(comm, prims, out.data(), in.data(), kLinkStepBytes, kBandwidthSteps);
-    mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kLinkStepBytes);
-  }
-  mine.reduceUsPerByte = reduceUsPerByte();
-
-  // Once around the ring, keeping the maximum: after n-1 steps every rank holds everyone's.
-  Figures agreed = mine;
-  {
-    Primitives prims(comm, FrameTag{OpKind::kSetup, 2}, DataType::kInt8, RedOp::kSum, 0);
-    const Ring& ring = comm.ring();
-    for (size_t step = 1; step < ring.size(); ++step) {
-      Figures sent = agreed, received{};
-      prims.sendRecv(ring.next(), &sent, sizeof(sent), ring.prev(), &received, sizeof(received));
-      agreed.alphaUs = std::max(agreed.alphaUs, received.alphaUs);
-      agreed.usPerByte = std::max(agreed.usPerByte, received.usPerByte);
-      agreed.reduceUsPerByte = std::max(agreed.reduceUsPerByte, received.reduceUsPerByte);
+  const bool overShm = comm.everyPeerOverShm();
+  const double spinUs = static_cast<double>(comm.config().spinBeforeSleep.count());
+  const double myReduceUsPerByte = reduceUsPerByte();
+  // Every rank holds the same agreed figures, so every rank takes the same branch here.
+  std::optional<Figures> adopted;
+  Figures agreed{};
+  for (uint32_t attempt = 0; attempt < kAttempts && !adopted; ++attempt) {
+    agreed = measureAndAgree(comm, myReduceUsPerByte, attempt);
+    if (const char* why = implausibility(agreed, overShm, spinUs)) {
+      log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), "calibration attempt ", attempt + 1,
+          " of ", kAttempts, " read ", agreed.alphaUs, " us per shm step, ", why,
+          attempt + 1 < kAttempts ? "; measuring again" : "; keeping the defaults");
+    } else {
+      adopted = agreed;
     }
-    prims.finish();
   }
 
   // The ring's slowest hop sets a flat schedule's pace: shared memory on a single-host shm job,
   // else the network.
-  const bool overShm = comm.everyPeerOverShm();
   const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
   LinkCost& link = overShm ? model.shm : model.tcp;
-  // A shm step that lasts about the spin budget is the signature of two ranks on one core (the
-  // waiting rank spins on the core its peer needs, then yields): right after start, in 2 of 5
-  // runs at 2 ranks here, steps read 53 us for 0.2 us, while the job's collectives then ran at
-  // full speed. That figure is the scheduler's, not the link's: the defaults stay.
-  const bool stackedOnOneCore =
-      overShm && stepShowsSharedCore(agreed.alphaUs,
-                                     static_cast<double>(comm.config().spinBeforeSleep.count()));
-  if (!linkFromEnv && !stackedOnOneCore) {
-    link = {agreed.alphaUs, 1 / agreed.usPerByte};
+  if (!linkFromEnv && adopted) {
+    link = {adopted->alphaUs, 1 / adopted->usPerByte};
     // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
     // both grow alike when ranks outnumber cores).
-    if (overShm) model.eagerAlphaUs = agreed.alphaUs;
+    if (overShm) model.eagerAlphaUs = adopted->alphaUs;
   }
+  // The reduction is timed on this rank's own buffers, apart from the links: always adopted.
   if (!model.reduceFromEnv) model.reduceBytesPerUs = 1 / agreed.reduceUsPerByte;
   comm.adoptCostModel(model);
-  if (stackedOnOneCore) {
-    log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), "calibration read ", agreed.alphaUs,
-        " us per shm step, about the spin budget: two ranks shared a core; keeping the defaults");
-  }
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),
       "cost model calibrated (slowest rank): ", overShm ? "shm" : "tcp", " ", link.alphaUs,
       " us + ", link.bytesPerUs / 1e3, " GB/s per step",
       linkFromEnv ? " (from the environment)" : "", "; reduction ", model.reduceBytesPerUs / 1e3,
       " GB/s", model.reduceFromEnv ? " (from the environment)" : "",
       "; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
+}
+
+bool stepsConsistent(double smallStepUs, double bulkStepUs) {
+  return bulkStepUs >= kMinBulkOverSmallStep * smallStepUs;
 }
 
 bool stepShowsSharedCore(double stepUs, double spinUs) {

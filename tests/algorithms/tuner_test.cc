@@ -118,6 +118,18 @@ TEST(Calibration, AStepAsLongAsTheSpinBudgetIsASharedCoreNotTheLink) {
   EXPECT_FALSE(stepShowsSharedCore(53.5, 0));  // no spinning: nothing to hold the core
 }
 
+TEST(Calibration, SmallStepsTimedInASlowerPeriodThanTheBulkOnesAreNotTheLink) {
+  // Read here with 4 ranks on 2 cores (us per 8-byte step, per 256 KiB step).
+  EXPECT_TRUE(stepsConsistent(1.85, 13.4));   // a quiet launch
+  EXPECT_TRUE(stepsConsistent(2.75, 16.1));   // the closest quiet one, 5.9x
+  EXPECT_TRUE(stepsConsistent(17.6, 120.8));  // a launch slow throughout: both steps slow
+  EXPECT_FALSE(stepsConsistent(17.2, 17.2));  // the rate came out at the floor, 262 TB/s
+  EXPECT_FALSE(stepsConsistent(17.2, 25.1));  // 33 GB/s: the direct allreduce picked at 16 KiB
+  EXPECT_FALSE(stepsConsistent(6.15, 24.1));  // 14.6 GB/s but a 6 us step: direct again
+  EXPECT_TRUE(stepsConsistent(1.0, 5.0));     // the boundary itself is consistent
+  EXPECT_FALSE(stepsConsistent(1.0, 4.99));
+}
+
 TEST(CostModel, TreeAndRabenseifnerAreTimedAsMeasured) {
   // The double tree: fewer hops than the ring's steps, about the ring's bytes (measured at 4
   // ranks), so it beats the ring at mid sizes and ties it at two ranks, where a hop is a step.
