@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """hoop's own allreduce choice against every schedule forced, in one table.
 
-For each size: the schedule hoop picked, its time when forced, the fastest forced schedule and
-its time, and their ratio (the tuner's target: within 10%); then the time of hoop's own run. Rounds alternate hoop's choice and the forced
-runs, so a noisy machine hurts both alike; each time is the median over rounds of hoop-perf's
-per-size median (out-of-place, the slowest rank).
+For each size: the schedule hoop picked (with how many rounds picked it, where launches
+differ), its time when forced, the fastest forced schedule and its time, and their ratio (the
+tuner's target: within 10%); then the time of hoop's own run. Rounds alternate hoop's choice and
+the forced runs, so a noisy machine hurts both alike; each time is the median over rounds of
+hoop-perf's per-size median (out-of-place, the slowest rank).
 
   bench/compare/tuner_table.py --build build --ranks 4 --transport shm \\
       --sizes "8:2M:4:200:20 8M:256M:4:10:2" --rounds 3
 """
 import argparse
+import collections
 import csv
 import os
 import statistics
@@ -67,7 +69,8 @@ def main():
             for size_range in map(parse_range, args.sizes.split()):
                 for row in run_perf(args, size_range, None, path):
                     size = int(row["size_bytes"])
-                    entry = chosen.setdefault(size, [row["algorithm"], []])
+                    entry = chosen.setdefault(size, ([], []))
+                    entry[0].append(row["algorithm"])
                     entry[1].append(float(row["oop_median_us"]))
                 for row in run_perf(args, size_range, "all", path):
                     size = int(row["size_bytes"])
@@ -81,15 +84,20 @@ def main():
     print("|---:|---|---:|---|---:|---:|---:|")
     worst = 0.0
     for size in sorted(chosen):
-        pick, times = chosen[size]
+        picks, times = chosen[size]
         forced_us = {name: statistics.median(t) for name, t in forced[size].items()}
         best_name, best_us = min(forced_us.items(), key=lambda item: item[1])
         # The pick's quality: its own forced time against the fastest forced one, both from
         # the forced runs (hoop's own run, in another process, differs by the machine's noise).
-        pick_us = forced_us.get(pick, statistics.median(times))
+        # Each launch calibrates anew and may pick differently: every round's pick counts, and
+        # the pick's time is the mean over rounds of the forced time of that round's pick.
+        pick_us = statistics.mean(forced_us.get(p, statistics.median(times)) for p in picks)
         ratio = pick_us / best_us
         worst = max(worst, ratio)
-        print(f"| {size} | {pick} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
+        counts = collections.Counter(picks).most_common()
+        label = counts[0][0] if len(counts) == 1 else ", ".join(
+            f"{name} {n}/{len(picks)}" for name, n in counts)
+        print(f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
               f"| {statistics.median(times):.1f} |")
     print(f"\nworst pick/fastest: {worst:.2f}")
     if args.all_schedules:
