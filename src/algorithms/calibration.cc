@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "algorithms/primitives.h"
@@ -137,8 +136,8 @@ void calibrateCostModel(Communicator& comm) {
   const double spinUs = static_cast<double>(comm.config().spinBeforeSleep.count());
   const double myReduceUsPerByte = reduceUsPerByte();
   // Every rank holds the same agreed figures, so every rank takes the same branch here.
-  std::optional<Figures> adopted;
   Figures agreed{};
+  bool adopted = false;
   for (uint32_t attempt = 0; attempt < kAttempts && !adopted; ++attempt) {
     agreed = measureAndAgree(comm, myReduceUsPerByte, attempt);
     if (const char* why = implausibility(agreed, overShm, spinUs)) {
@@ -146,7 +145,7 @@ void calibrateCostModel(Communicator& comm) {
           " of ", kAttempts, " read ", agreed.alphaUs, " us per shm step, ", why,
           attempt + 1 < kAttempts ? "; measuring again" : "; keeping the defaults");
     } else {
-      adopted = agreed;
+      adopted = true;
     }
   }
 
@@ -155,10 +154,10 @@ void calibrateCostModel(Communicator& comm) {
   const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
   LinkCost& link = overShm ? model.shm : model.tcp;
   if (!linkFromEnv && adopted) {
-    link = {adopted->alphaUs, 1 / adopted->usPerByte};
+    link = {agreed.alphaUs, 1 / agreed.usPerByte};
     // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
     // both grow alike when ranks outnumber cores).
-    if (overShm) model.eagerAlphaUs = adopted->alphaUs;
+    if (overShm) model.eagerAlphaUs = agreed.alphaUs;
   }
   // The reduction is timed on this rank's own buffers, apart from the links: always adopted.
   if (!model.reduceFromEnv) model.reduceBytesPerUs = 1 / agreed.reduceUsPerByte;
