@@ -2,6 +2,7 @@
 // thread adopts each cycle), and the public methods.
 #include <numeric>
 
+#include "core/error.h"
 #include "train/engine_impl.h"
 
 namespace hoop::train {
@@ -38,7 +39,7 @@ void Engine::Impl::validate(const LocalRequest& request) const {
     reject("unknown reduction " + std::to_string(shape.op));
   }
   if ((shape.prescale != 1.0 || shape.postscale != 1.0) && !isFloatingPoint(shape.type)) {
-    reject(std::string("scale factors need a floating-point type, not ") + typeName(shape.type));
+    reject(str("scale factors need a floating-point type, not ", typeName(shape.type)));
   }
   if (shape.kind == RequestKind::kBroadcast && (shape.root < 0 || shape.root >= nranks)) {
     reject("root " + std::to_string(shape.root) + " is outside 0.." + std::to_string(nranks - 1));

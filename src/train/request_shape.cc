@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "core/types.h"
+
 namespace hoop::train {
 
 const char* kindName(RequestKind kind) {
@@ -17,51 +19,29 @@ const char* kindName(RequestKind kind) {
   return "unknown";
 }
 
-const char* typeName(hoopDataType_t type) {
-  switch (type) {
-    case hoopInt8: return "int8";
-    case hoopUint8: return "uint8";
-    case hoopInt32: return "int32";
-    case hoopUint32: return "uint32";
-    case hoopInt64: return "int64";
-    case hoopUint64: return "uint64";
-    case hoopFloat16: return "float16";
-    case hoopFloat32: return "float32";
-    case hoopFloat64: return "float64";
-    case hoopBfloat16: return "bfloat16";
-    default: return "unknown-type";
-  }
+namespace {
+
+// The C API's values equal the core's (core/types.h), which holds the one table of names and
+// sizes; out-of-range values from a caller are caught here.
+bool knownType(hoopDataType_t type) { return type >= 0 && type < kNumDataTypes; }
+DataType coreType(hoopDataType_t type) { return static_cast<DataType>(type); }
+
+}  // namespace
+
+std::string_view typeName(hoopDataType_t type) {
+  return knownType(type) ? dataTypeName(coreType(type)) : "unknown-type";
 }
 
-const char* opName(hoopRedOp_t op) {
-  switch (op) {
-    case hoopSum: return "sum";
-    case hoopProd: return "prod";
-    case hoopMax: return "max";
-    case hoopMin: return "min";
-    case hoopAvg: return "avg";
-    default: return "unknown-op";
-  }
+std::string_view opName(hoopRedOp_t op) {
+  return op >= 0 && op < kNumRedOps ? redOpName(static_cast<RedOp>(op)) : "unknown-op";
 }
 
 size_t elementSize(hoopDataType_t type) {
-  switch (type) {
-    case hoopInt8:
-    case hoopUint8: return 1;
-    case hoopFloat16:
-    case hoopBfloat16: return 2;
-    case hoopInt32:
-    case hoopUint32:
-    case hoopFloat32: return 4;
-    case hoopInt64:
-    case hoopUint64:
-    case hoopFloat64: return 8;
-    default: return 0;
-  }
+  return knownType(type) ? dataTypeSize(coreType(type)) : 0;
 }
 
 bool isFloatingPoint(hoopDataType_t type) {
-  return type == hoopFloat16 || type == hoopBfloat16 || type == hoopFloat32 || type == hoopFloat64;
+  return knownType(type) && hoop::isFloatingPoint(coreType(type));
 }
 
 std::string describe(const RequestShape& shape) {

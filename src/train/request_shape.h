@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "hoop/hoop.h"
 
@@ -38,12 +39,12 @@ struct RequestShape {
 };
 
 const char* kindName(RequestKind kind);
-const char* typeName(hoopDataType_t type);
-const char* opName(hoopRedOp_t op);
+std::string_view typeName(hoopDataType_t type);
+std::string_view opName(hoopRedOp_t op);
 size_t elementSize(hoopDataType_t type);
 bool isFloatingPoint(hoopDataType_t type);
 
-// "allreduce float32[1000] avg", "broadcast int32[4] root 1", with scale factors when not 1.
+// "allreduce float[1000] avg", "broadcast int32[4] root 1", with scale factors when not 1.
 std::string describe(const RequestShape& shape);
 
 // Kinds whose count is each rank's own (allgather, uneven alltoall): ranks agree on the type

@@ -169,7 +169,7 @@ TEST(Coordinator, ShapeMismatchFailsOnEveryRankNamingBothShapes) {
   const Response& response = sim.outcome().responses[0];
   EXPECT_EQ(response.errorCode, hoopInvalidUsage);
   EXPECT_NE(response.error.find("'bad'"), std::string::npos) << response.error;
-  EXPECT_NE(response.error.find("rank 0: allreduce float32[10] sum"), std::string::npos);
+  EXPECT_NE(response.error.find("rank 0: allreduce float[10] sum"), std::string::npos);
   EXPECT_NE(response.error.find("rank 1: allreduce int32[12] sum"), std::string::npos);
 }
 

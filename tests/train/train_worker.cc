@@ -274,8 +274,8 @@ void mismatchSuite(Engine& engine) {
   const std::string error = errorOf([&] { engine.wait(handle); });
   std::printf("rank %d mismatch error: %s\n", gRank, error.c_str());
   expect(contains(error, "'bad'"), "mismatch error does not name the tensor: " + error);
-  expect(contains(error, "rank 0: allreduce float32[10] sum"), "rank 0's shape missing: " + error);
-  expect(contains(error, "rank 1: allreduce float32[11] sum"), "rank 1's shape missing: " + error);
+  expect(contains(error, "rank 0: allreduce float[10] sum"), "rank 0's shape missing: " + error);
+  expect(contains(error, "rank 1: allreduce float[11] sum"), "rank 1's shape missing: " + error);
   std::vector<int32_t> good(3, gRank);
   engine.wait(engine.allReduce("good", good.data(), good.data(), 3, hoopInt32, hoopMax));
   expect(good[2] == gSize - 1, "allreduce after a mismatch gave " + std::to_string(good[2]));
