@@ -165,8 +165,11 @@ void calibrateCostModel(Communicator& comm) {
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),
       "cost model calibrated (slowest rank): ", overShm ? "shm" : "tcp", " ", link.alphaUs,
       " us + ", link.bytesPerUs / 1e3, " GB/s per step",
-      linkFromEnv ? " (from the environment)" : "", "; reduction ", model.reduceBytesPerUs / 1e3,
-      " GB/s", model.reduceFromEnv ? " (from the environment)" : "",
+      linkFromEnv ? " (from the environment)"
+      : adopted   ? ""
+                  : " (the defaults, kept)",
+      "; reduction ", model.reduceBytesPerUs / 1e3, " GB/s",
+      model.reduceFromEnv ? " (from the environment)" : "",
       "; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
 }
 
