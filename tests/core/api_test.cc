@@ -285,7 +285,8 @@ TEST(Abort, UnblocksAWaitingCallQuickly) {
   auto future = done.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(5)), std::future_status::ready);
   EXPECT_NE(future.get(), hoopSuccess);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  // Promptly, where the operation's own timeout is 600 s; with room for a busy machine.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   waiter.join();
   EXPECT_EQ(hoopCommDestroy(comms[1]), hoopSuccess);
 }

@@ -64,8 +64,10 @@ TEST(ShmWait, SleepingReceiverIsWokenBySender) {
   pair.channel().sendU64(1);
   EXPECT_FALSE(sleeps.timedOut) << "slept through the sender's publish: lost wake-up";
   EXPECT_GE(sleeps.longest, std::chrono::milliseconds(10)) << "never really slept";
+  // Woken by the send, not by the sleep's 2 s limit. The bound leaves room for a busy machine's
+  // scheduler (tens of milliseconds under the full suite on 2 cores); the log shows the figure.
   auto wakeLatency = std::chrono::nanoseconds(sleeps.lastWokenAt - sentAt);
-  EXPECT_LT(wakeLatency, std::chrono::milliseconds(20));
+  EXPECT_LT(wakeLatency, std::chrono::milliseconds(500));
   std::cout << "receiver woken " << wakeLatency.count() / 1000 << " us after the send\n";
   ChildResult child = pair.child->join();
   EXPECT_EQ(child.status, 0) << child.report;
@@ -97,7 +99,7 @@ TEST(ShmWait, SleepingSenderIsWokenByRelease) {
   EXPECT_FALSE(sleeps.timedOut) << "slept through the receiver's release: lost wake-up";
   EXPECT_GE(sleeps.longest, std::chrono::milliseconds(10)) << "never really slept";
   EXPECT_LT(std::chrono::nanoseconds(sleeps.lastWokenAt - releasedAt),
-            std::chrono::milliseconds(20));
+            std::chrono::milliseconds(500));  // woken by the release, not the 2 s limit
   ChildResult child = pair.child->join();
   EXPECT_EQ(child.status, 0) << child.report;
 }
@@ -130,7 +132,7 @@ TEST(Futex, WaitReturnsAtOnceWhenTheWordMovedAndTimesOutOtherwise) {
   std::atomic<uint32_t> word{7};
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(futexWaitShared(word, 6, std::chrono::seconds(1)));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));  // not 1 s
   start = std::chrono::steady_clock::now();
   EXPECT_FALSE(futexWaitShared(word, 7, std::chrono::milliseconds(20)));
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
