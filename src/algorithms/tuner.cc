@@ -199,8 +199,12 @@ constexpr double kTreeStepsPerExtraPiece = 0.1;
 // Two binary trees, each carrying half the buffer up to its root and back down, piece by piece,
 // piece k+1 going up while piece k comes down: a pipeline 2 floor(log2 n) hops deep. Fitted to
 // the forced sweeps at 4 ranks on 2 cores (bench/RESULTS.md):
-// - A hop is one message one way, where a ring step sends and receives: half a calibrated step
-//   over TCP (4 hops took what recursive doubling's 2 rounds did, 8 B to 2 KiB), 0.75 over shm.
+// - A hop is one message one way, where a ring step sends and receives: 0.6 of a calibrated
+//   step over TCP, 0.75 over shm. Over TCP at 4 ranks, 8 B to 2 KiB, 4 hops took 0.95-1.22x
+//   what recursive doubling's 2 rounds did in the second to fifteenth passes and 1.6-2.5x in
+//   the sixteenth; half a step tied them and the tree's smaller byte term gave it every size,
+//   while 0.6 leaves them to recursive doubling (at most 1.06x behind there) and hands
+//   over at 64-128 KiB, where the two were level in the seventh and sixteenth passes.
 //   At 2 ranks both trees are one exchange: the ring's step, and the ring's bytes.
 // - Each further piece adds a tenth of a step: its latency hides behind the others' bytes.
 // - Bytes: each rank forwards about twice the ring's, but both trees' pieces move at once and
@@ -214,7 +218,7 @@ double doubleTreeUs(const CallShape& shape, const CostModel& model) {
                                  static_cast<double>(treeAllReducePieceBytes(shape)));
   const double hops = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
   const bool two = shape.ranks == 2;
-  const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.5 : 0.75;
+  const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.6 : 0.75;
   const double byteFactor = two                  ? 1.0
                             : overNetwork(shape) ? 0.7
                                                  : 0.8 * (1 + (hops - 1) / (2 * pieces));
