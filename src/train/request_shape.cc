@@ -24,6 +24,7 @@ namespace {
 // The C API's values equal the core's (core/types.h), which holds the one table of names and
 // sizes; out-of-range values from a caller are caught here.
 bool knownType(hoopDataType_t type) { return type >= 0 && type < kNumDataTypes; }
+bool knownOp(hoopRedOp_t op) { return op >= 0 && op < kNumRedOps; }
 DataType coreType(hoopDataType_t type) { return static_cast<DataType>(type); }
 
 }  // namespace
@@ -33,7 +34,7 @@ std::string_view typeName(hoopDataType_t type) {
 }
 
 std::string_view opName(hoopRedOp_t op) {
-  return op >= 0 && op < kNumRedOps ? redOpName(static_cast<RedOp>(op)) : "unknown-op";
+  return knownOp(op) ? redOpName(static_cast<RedOp>(op)) : "unknown-op";
 }
 
 size_t elementSize(hoopDataType_t type) {
