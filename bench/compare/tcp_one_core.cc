@@ -7,23 +7,38 @@
 // gossip bound), so on a host with C cores no schedule's bus bandwidth, 2(n-1)/n * S / time, can
 // exceed C * rate / n: an upper bound that ignores the reductions, the scheduler and the cache.
 //
-//   hoop-tcp-one-core [--chunks "64K 256K 1M"] [--bytes 1G] [--repeats 7]
+//   hoop-tcp-one-core [--chunks "64K 256K 1M"] [--bytes 1G] [--repeats 7] [--path copy]
 // Prints per chunk size the median rate (GB = 1e9 bytes) over the repeats, and min and max.
+//
+// --path says how the bytes enter and leave the kernel, to see whether either copy can be saved:
+//   copy      send() and recv(): both copied, as hoop's TCP transport does.
+//   splice    the sender hands the chunk's pages to the socket instead of copying them in
+//             (vmsplice into a pipe, then splice from the pipe into the socket).
+//   zerocopy  the receiver asks the kernel to map the received pages into its address space
+//             (TCP_ZEROCOPY_RECEIVE) and reads them there once, as a reduction would; what the
+//             kernel cannot map is read with recv(). Prints the share of bytes it mapped.
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/env.h"
+#include "transport/shm/shm_segment.h"
 #include "transport/tcp/socket.h"
 
 namespace {
@@ -58,12 +73,110 @@ void moveAll(int fd, char* data, size_t bytes, bool sending) {
   }
 }
 
+// Sends a chunk without copying it into the kernel: its pages go into a pipe by reference
+// (vmsplice) and from there into the socket's buffers (splice). The pages must not change until
+// the receiver has read them; here the chunk is read back before the next one is sent.
+class SplicingSender {
+ public:
+  explicit SplicingSender(size_t chunk) {
+    int ends[2];
+    if (::pipe(ends) != 0) die("pipe");
+    read_.reset(ends[0]);
+    write_.reset(ends[1]);
+    // A pipe holds 64 KiB unless enlarged; up to 1 MiB needs no privilege. Smaller only means
+    // more calls, so a refusal is not an error.
+    ::fcntl(write_.get(), F_SETPIPE_SZ, static_cast<int>(std::min<size_t>(chunk, 1 << 20)));
+  }
+
+  void send(int socket, char* data, size_t bytes) {
+    for (size_t done = 0; done < bytes;) {
+      iovec pages{data + done, bytes - done};
+      const ssize_t queued = ::vmsplice(write_.get(), &pages, 1, 0);
+      if (queued <= 0) die("vmsplice");
+      for (ssize_t sent = 0; sent < queued;) {
+        const ssize_t n = ::splice(read_.get(), nullptr, socket, nullptr,
+                                   static_cast<size_t>(queued - sent), SPLICE_F_MOVE);
+        if (n <= 0) die("splice");
+        sent += n;
+      }
+      done += static_cast<size_t>(queued);
+    }
+  }
+
+ private:
+  hoop::UniqueFd read_, write_;
+};
+
+// Receives a chunk by mapping the socket's pages where the kernel can (whole, page-aligned
+// pages), and with recv() where it cannot; every byte is read once either way.
+class MappingReceiver {
+ public:
+  explicit MappingReceiver(int socket, size_t chunk) : socket_(socket) {
+    void* address = ::mmap(nullptr, chunk, PROT_READ, MAP_SHARED, socket, 0);
+    if (address == MAP_FAILED) die("mmap of the socket");
+    window_ = hoop::Mapping(address, chunk);
+  }
+
+  void receive(char* fallback, size_t bytes) {
+    for (size_t done = 0; done < bytes;) {
+      tcp_zerocopy_receive request{};
+      request.address = reinterpret_cast<uint64_t>(window_.get());
+      request.length = static_cast<uint32_t>(std::min(bytes - done, window_.size()));
+      socklen_t length = sizeof(request);
+      if (::getsockopt(socket_, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, &request, &length) != 0) {
+        die("TCP_ZEROCOPY_RECEIVE");
+      }
+      if (request.err != 0) die("TCP_ZEROCOPY_RECEIVE reported a socket error");
+      readOnce(static_cast<const char*>(window_.get()), request.length);
+      done += request.length;
+      mappedBytes_ += request.length;
+      // The kernel says how many bytes to take with recv() before mapping can go on; none
+      // mapped and no hint means it maps nothing just now.
+      size_t copy = std::min<size_t>(request.recv_skip_hint, bytes - done);
+      if (request.length == 0 && copy == 0) copy = bytes - done;
+      if (copy > 0) {
+        const ssize_t n = ::recv(socket_, fallback, copy, 0);
+        if (n <= 0) die("recv");
+        readOnce(fallback, static_cast<size_t>(n));
+        done += static_cast<size_t>(n);
+        copiedBytes_ += static_cast<size_t>(n);
+      }
+    }
+    // Unmap the pages so that the next call maps fresh ones (and the kernel frees these).
+    ::madvise(window_.get(), window_.size(), MADV_DONTNEED);
+  }
+
+  double mappedShare() const {
+    const double all = static_cast<double>(mappedBytes_ + copiedBytes_);
+    return all > 0 ? static_cast<double>(mappedBytes_) / all : 0;
+  }
+
+ private:
+  // Reads every byte, as a reduction of the received piece would.
+  void readOnce(const char* data, size_t bytes) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bytes; i += sizeof(uint64_t)) {
+      uint64_t word = 0;
+      std::memcpy(&word, data + i, std::min(sizeof(word), bytes - i));
+      sum += word;
+    }
+    checksum_ = checksum_ + sum;
+  }
+
+  int socket_;
+  hoop::Mapping window_;
+  size_t mappedBytes_ = 0;
+  size_t copiedBytes_ = 0;
+  volatile uint64_t checksum_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<size_t> chunks = {64 << 10, 256 << 10, 1 << 20};
   size_t total = size_t{1} << 30;
   int repeats = 7;
+  std::string path = "copy";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--chunks") {
@@ -74,11 +187,19 @@ int main(int argc, char** argv) {
       total = parseBytes(argv[i + 1]);
     } else if (flag == "--repeats") {
       repeats = std::max(1, std::atoi(argv[i + 1]));
+    } else if (flag == "--path") {
+      path = argv[i + 1];
     } else {
-      std::fprintf(stderr, "usage: %s [--chunks \"64K 256K 1M\"] [--bytes 1G] [--repeats 7]\n",
-                   argv[0]);
-      return 2;
+      path = "";  // the usage below
+      break;
     }
+  }
+  if (path != "copy" && path != "splice" && path != "zerocopy") {
+    std::fprintf(stderr,
+                 "usage: %s [--chunks \"64K 256K 1M\"] [--bytes 1G] [--repeats 7] "
+                 "[--path copy|splice|zerocopy]\n",
+                 argv[0]);
+    return 2;
   }
 
   hoop::UniqueFd listener = tcpSocket();
@@ -103,24 +224,38 @@ int main(int argc, char** argv) {
 
   std::printf(
       "# hoop-tcp-one-core: one thread sends each chunk and reads it back, %zu bytes a "
-      "repeat\n#   chunk  median_GBs  min_GBs  max_GBs\n",
-      total);
+      "repeat, path %s\n#   chunk  median_GBs  min_GBs  max_GBs%s\n",
+      total, path.c_str(), path == "zerocopy" ? "  mapped_share" : "");
   for (size_t chunk : chunks) {
     std::vector<char> out(chunk, 1), in(chunk);
+    std::optional<SplicingSender> splicer;
+    std::optional<MappingReceiver> mapper;
+    if (path == "splice") splicer.emplace(chunk);
+    if (path == "zerocopy") mapper.emplace(receiver.get(), chunk);
     std::vector<double> rates;
     for (int r = 0; r < repeats; ++r) {
       const auto start = std::chrono::steady_clock::now();
       for (size_t moved = 0; moved < total; moved += chunk) {
-        moveAll(sender.get(), out.data(), chunk, true);
-        moveAll(receiver.get(), in.data(), chunk, false);
+        if (splicer) {
+          splicer->send(sender.get(), out.data(), chunk);
+        } else {
+          moveAll(sender.get(), out.data(), chunk, true);
+        }
+        if (mapper) {
+          mapper->receive(in.data(), chunk);
+        } else {
+          moveAll(receiver.get(), in.data(), chunk, false);
+        }
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       rates.push_back(static_cast<double>(total) / seconds / 1e9);
     }
     std::sort(rates.begin(), rates.end());
-    std::printf("%9zu  %10.2f  %7.2f  %7.2f\n", chunk, rates[rates.size() / 2], rates.front(),
+    std::printf("%9zu  %10.2f  %7.2f  %7.2f", chunk, rates[rates.size() / 2], rates.front(),
                 rates.back());
+    if (mapper) std::printf("  %12.2f", mapper->mappedShare());
+    std::printf("\n");
   }
   return 0;
 }
