@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 
 #include "hooprun/cpu_binding.h"
 #include "hooprun/fd.h"
+#include "scratch_dir.h"
 
 extern char** environ;
 
@@ -189,13 +189,6 @@ std::vector<std::string> fakeRshEnv(const std::string& log) {
   return {std::string("HOOP_RSH=/bin/sh ") + HOOPRUN_FAKE_RSH, "FAKE_RSH_LOG=" + log};
 }
 
-std::string tempPath(const std::string& name) {
-  std::string path =
-      ::testing::TempDir() + "/hooprun_e2e_" + name + "_" + std::to_string(::getpid());
-  ::unlink(path.c_str());
-  return path;
-}
-
 std::string readFile(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;
@@ -298,8 +291,8 @@ TEST(HooprunE2E, RanksReadAnEmptyStdin) {
 TEST(HooprunE2E, FailingRankStopsTheOthersAndSetsTheExitCode) {
   // The other ranks run `sleep` as a child of their shell: stopping them must reach the
   // grandchild too (hooprun signals each rank's process group), not only the shell.
-  std::string dir = tempPath("pids");
-  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  test::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   RunResult r = run({"-np", "4", "/bin/sh", "-c",
                      "if [ $HOOP_RANK = 2 ]; then sleep 0.3; exit 3; fi; "
                      "sleep 30 & echo $! > " +
@@ -407,8 +400,8 @@ TEST(HooprunE2E, MissingProgramExits127) {
 }
 
 TEST(HooprunE2E, ProgramThatCannotRunExits126) {
-  std::string path = tempPath("not_executable");
-  std::ofstream(path) << "#!/bin/sh\necho hi\n";  // no execute permission
+  test::ScratchDir scratch;
+  std::string path = scratch.write("not_executable", "#!/bin/sh\necho hi\n");  // not executable
   RunResult r = run({"-np", "1", path});
   EXPECT_EQ(r.exit_code, 126);
   EXPECT_EQ(r.err, "hooprun: cannot execute '" + path + "': Permission denied\n");
@@ -454,7 +447,8 @@ TEST(HooprunE2E, HelpAndVersion) {
 // --- several hosts, through HOOP_RSH ---------------------------------------------------------
 
 TEST(HooprunE2E, RemoteRanksGetTheContractThroughTheRemoteShell) {
-  std::string log = tempPath("rsh_log");
+  test::ScratchDir scratch;
+  std::string log = scratch.file("rsh_log");
   std::vector<std::string> env = fakeRshEnv(log);
   env.push_back("FROM_LAUNCHER=copied");
   RunResult r = run({"-H", "nodeA:2,nodeB:2", "-np", "3", "-x", "FOO=a 'b' $c", "-x",
@@ -495,7 +489,8 @@ TEST(HooprunE2E, RemoteRanksGetTheContractThroughTheRemoteShell) {
 }
 
 TEST(HooprunE2E, RemoteArgumentsSurviveTheRemoteShell) {
-  std::string log = tempPath("rsh_log_args");
+  test::ScratchDir scratch;
+  std::string log = scratch.file("rsh_log");
   RunResult r = run({"-H", "nodeA", "-np", "1", "/bin/sh", "-c", "printf '<%s>' \"$@\"; echo",
                      "argv0", "two words", "it's", "$HOME", "`id`", "", "*"},
                     fakeRshEnv(log));
@@ -504,7 +499,8 @@ TEST(HooprunE2E, RemoteArgumentsSurviveTheRemoteShell) {
 }
 
 TEST(HooprunE2E, RemoteFailureStopsTheJob) {
-  std::string log = tempPath("rsh_log_fail");
+  test::ScratchDir scratch;
+  std::string log = scratch.file("rsh_log");
   RunResult r = run({"-H", "nodeA:1,nodeB:1", "-np", "2", "/bin/sh", "-c",
                      "if [ $HOOP_RANK = 1 ]; then echo bad >&2; exit 7; fi; sleep 30"},
                     fakeRshEnv(log));
@@ -517,7 +513,8 @@ TEST(HooprunE2E, RemoteFailureStopsTheJob) {
 }
 
 TEST(HooprunE2E, LocalRanksBesideRemoteOnesRunHere) {
-  std::string log = tempPath("rsh_log_mixed");
+  test::ScratchDir scratch;
+  std::string log = scratch.file("rsh_log");
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
   RunResult r = run({"-H", "localhost:1,nodeB:1", "/bin/sh", "-c",

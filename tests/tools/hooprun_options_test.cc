@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "hooprun/hosts.h"
 #include "hooprun/options.h"
 #include "hooprun/usage_error.h"
+#include "scratch_dir.h"
 
 namespace hoop::run {
 namespace {
@@ -41,12 +41,6 @@ std::string parseError(const std::vector<std::string>& args, const EnvLookup& en
     return e.what();
   }
   return "";
-}
-
-std::string writeTempFile(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 TEST(HooprunOptions, RanksAndProgram) {
@@ -98,7 +92,8 @@ TEST(HooprunOptions, BindTo) {
 }
 
 TEST(HooprunOptions, Hostfile) {
-  std::string path = writeTempFile("hooprun_opts_hostfile", "n1 slots=2\nn2:1\n");
+  test::ScratchDir scratch;
+  std::string path = scratch.write("hosts", "n1 slots=2\nn2:1\n");
   Options o = parse({"--hostfile", path, "prog"});
   EXPECT_THAT(o.hosts, ElementsAre(HostSlots{"n1", 2}, HostSlots{"n2", 1}));
   EXPECT_EQ(o.num_ranks, 3u);
@@ -154,7 +149,8 @@ TEST(HooprunOptions, ExportRefusals) {
 TEST(HooprunOptions, HostRefusals) {
   EXPECT_EQ(parseError({"-np", "5", "-H", "a:2,b:2", "p"}),
             "-np 5 needs 5 slots but the hosts offer only 4 (a:2,b:2)");
-  std::string path = writeTempFile("hooprun_opts_hostfile2", "n1\n");
+  test::ScratchDir scratch;
+  std::string path = scratch.write("hosts", "n1\n");
   EXPECT_EQ(parseError({"-H", "a", "--hostfile", path, "p"}),
             "give either -H or --hostfile, not both");
   EXPECT_EQ(parseError({"--hostfile", "/nonexistent/hooprun/hosts", "p"}),

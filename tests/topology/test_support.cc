@@ -46,26 +46,6 @@ ScopedEnv::~ScopedEnv() {
   }
 }
 
-ScratchDir::ScratchDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(base != nullptr && base[0] != 0 ? base : "/tmp") + "/hoop-topology-test.XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
-
-std::string ScratchDir::write(const std::string& relative, const std::string& text) const {
-  std::filesystem::path full = std::filesystem::path(path_) / relative;
-  std::filesystem::create_directories(full.parent_path());
-  std::ofstream(full) << text;
-  return full.string();
-}
-
 RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   ScratchDir scratch;
   std::string outPath = scratch.path() + "/out";

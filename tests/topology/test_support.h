@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
+
 namespace hoop::test {
 
 // Path of a file in tests/topology/fixtures.
@@ -23,22 +25,6 @@ class ScopedEnv {
  private:
   std::string name_;
   std::optional<std::string> saved_;
-};
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at scope end.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  // Writes `text` to path()/relative, creating the folders on the way; returns the full path.
-  std::string write(const std::string& relative, const std::string& text) const;
-
- private:
-  std::string path_;
 };
 
 struct RunResult {
