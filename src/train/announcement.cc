@@ -91,7 +91,8 @@ std::vector<Announcement> decodeAnnouncements(std::span<const uint8_t> bytes) {
     const auto kind = in.read<uint8_t>();
     const auto type = in.read<uint8_t>();
     const auto op = in.read<uint8_t>();
-    if (kind >= kRequestKindCount || type >= hoopNumTypes || op >= hoopNumOps) {
+    if (kind >= kRequestKindCount || !knownType(static_cast<hoopDataType_t>(type)) ||
+        !knownOp(static_cast<hoopRedOp_t>(op))) {
       throw Exception(hoopInternalError, "training engine: announcement of '" + a.name +
                                              "' has an unknown kind, type or operation");
     }

@@ -33,9 +33,9 @@ void Engine::Impl::validate(const LocalRequest& request) const {
                     prefix() + kindName(shape.kind) + " of tensor '" + request.name + "': " + why);
   };
   if (shape.kind == RequestKind::kBarrier) return;
-  if (elementSize(shape.type) == 0) reject("unknown data type " + std::to_string(shape.type));
+  if (!knownType(shape.type)) reject("unknown data type " + std::to_string(shape.type));
   if ((shape.kind == RequestKind::kAllReduce || shape.kind == RequestKind::kReduceScatter) &&
-      (shape.op < hoopSum || shape.op >= hoopNumOps)) {
+      !knownOp(shape.op)) {
     reject("unknown reduction " + std::to_string(shape.op));
   }
   if ((shape.prescale != 1.0 || shape.postscale != 1.0) && !isFloatingPoint(shape.type)) {

@@ -19,12 +19,16 @@ const char* kindName(RequestKind kind) {
   return "unknown";
 }
 
-namespace {
-
 // The C API's values equal the core's (core/types.h), which holds the one table of names and
 // sizes; out-of-range values from a caller are caught here.
+static_assert(hoopNumTypes == kNumDataTypes, "the C API's types must match the core's table");
+static_assert(hoopNumOps == kNumRedOps, "the C API's operations must match the core's table");
+
 bool knownType(hoopDataType_t type) { return type >= 0 && type < kNumDataTypes; }
 bool knownOp(hoopRedOp_t op) { return op >= 0 && op < kNumRedOps; }
+
+namespace {
+
 DataType coreType(hoopDataType_t type) { return static_cast<DataType>(type); }
 
 }  // namespace

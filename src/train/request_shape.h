@@ -39,6 +39,9 @@ struct RequestShape {
 };
 
 const char* kindName(RequestKind kind);
+// Whether a value from a caller or the wire names a type or operation the core knows.
+bool knownType(hoopDataType_t type);
+bool knownOp(hoopRedOp_t op);
 std::string_view typeName(hoopDataType_t type);
 std::string_view opName(hoopRedOp_t op);
 size_t elementSize(hoopDataType_t type);

@@ -40,7 +40,7 @@ TEST(Announcement, EveryTruncationIsRejected) {
   }
 }
 
-TEST(Announcement, UnknownVersionKindAndStrayBytesAreRejected) {
+TEST(Announcement, UnknownVersionKindTypeOpAndStrayBytesAreRejected) {
   std::vector<uint8_t> bytes = encodeAnnouncements(sample());
   auto rejects = [](std::vector<uint8_t> b) {
     try {
@@ -56,6 +56,14 @@ TEST(Announcement, UnknownVersionKindAndStrayBytesAreRejected) {
   std::vector<uint8_t> kind = bytes;
   kind[1 + 4 + 4 + 13] = 200;  // version, count, length, "layer1.weight", then the kind
   EXPECT_TRUE(rejects(kind));
+  std::vector<uint8_t> type = bytes;
+  type[1 + 4 + 4 + 13 + 1] = hoopNumTypes;
+  EXPECT_TRUE(rejects(type));
+  std::vector<uint8_t> op = bytes;
+  op[1 + 4 + 4 + 13 + 2] = hoopNumOps;
+  EXPECT_TRUE(rejects(op));
+  op[1 + 4 + 4 + 13 + 2] = hoopNumOps - 1;  // the last operation is still a known one
+  EXPECT_EQ(decodeAnnouncements(op)[0].shape.op, hoopNumOps - 1);
   std::vector<uint8_t> stray = bytes;
   stray.push_back(0);
   stray.push_back(7);

@@ -276,7 +276,17 @@ void mismatchSuite(Engine& engine) {
   expect(contains(error, "'bad'"), "mismatch error does not name the tensor: " + error);
   expect(contains(error, "rank 0: allreduce float[10] sum"), "rank 0's shape missing: " + error);
   expect(contains(error, "rank 1: allreduce float[11] sum"), "rank 1's shape missing: " + error);
+  // A type or operation outside the C API's enums is refused on the submitting rank alone.
   std::vector<int32_t> good(3, gRank);
+  const std::string badType = errorOf([&] {
+    engine.allReduce("t", good.data(), good.data(), 3, static_cast<hoopDataType_t>(hoopNumTypes));
+  });
+  expect(contains(badType, "unknown data type 10"), "an unknown type was not refused: " + badType);
+  const std::string badOp = errorOf([&] {
+    engine.allReduce("o", good.data(), good.data(), 3, hoopInt32,
+                     static_cast<hoopRedOp_t>(hoopNumOps));
+  });
+  expect(contains(badOp, "unknown reduction 5"), "an unknown op was not refused: " + badOp);
   engine.wait(engine.allReduce("good", good.data(), good.data(), 3, hoopInt32, hoopMax));
   expect(good[2] == gSize - 1, "allreduce after a mismatch gave " + std::to_string(good[2]));
 
