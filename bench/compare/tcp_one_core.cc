@@ -8,7 +8,13 @@
 // exceed C * rate / n: an upper bound that ignores the reductions, the scheduler and the cache.
 //
 //   hoop-tcp-one-core [--chunks "64K 256K 1M"] [--bytes 1G] [--repeats 7] [--path copy]
+//                     [--span 0]
 // Prints per chunk size the median rate (GB = 1e9 bytes) over the repeats, and min and max.
+//
+// --span: by default every chunk is sent from and read into the same two chunk-sized buffers,
+// which stay in the cache. With --span S the chunks walk through two buffers of S bytes each,
+// as a large allreduce's pieces walk through its buffers: S larger than the last-level cache
+// gives what the same copies cost from and to memory.
 //
 // --path says how the bytes enter and leave the kernel, to see whether either copy can be saved:
 //   copy      send() and recv(): both copied, as hoop's TCP transport does.
@@ -176,9 +182,14 @@ int main(int argc, char** argv) {
   std::vector<size_t> chunks = {64 << 10, 256 << 10, 1 << 20};
   size_t total = size_t{1} << 30;
   int repeats = 7;
+  size_t span = 0;
   std::string path = "copy";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (i + 1 == argc) {
+      path = "";  // a flag without its value: the usage below
+      break;
+    }
     if (flag == "--chunks") {
       chunks.clear();
       std::istringstream words(argv[i + 1]);
@@ -187,6 +198,8 @@ int main(int argc, char** argv) {
       total = parseBytes(argv[i + 1]);
     } else if (flag == "--repeats") {
       repeats = std::max(1, std::atoi(argv[i + 1]));
+    } else if (flag == "--span") {
+      span = parseBytes(argv[i + 1]);
     } else if (flag == "--path") {
       path = argv[i + 1];
     } else {
@@ -197,7 +210,7 @@ int main(int argc, char** argv) {
   if (path != "copy" && path != "splice" && path != "zerocopy") {
     std::fprintf(stderr,
                  "usage: %s [--chunks \"64K 256K 1M\"] [--bytes 1G] [--repeats 7] "
-                 "[--path copy|splice|zerocopy]\n",
+                 "[--path copy|splice|zerocopy] [--span BYTES]\n",
                  argv[0]);
     return 2;
   }
@@ -224,10 +237,13 @@ int main(int argc, char** argv) {
 
   std::printf(
       "# hoop-tcp-one-core: one thread sends each chunk and reads it back, %zu bytes a "
-      "repeat, path %s\n#   chunk  median_GBs  min_GBs  max_GBs%s\n",
-      total, path.c_str(), path == "zerocopy" ? "  mapped_share" : "");
+      "repeat, path %s, buffers %s\n#   chunk  median_GBs  min_GBs  max_GBs%s\n",
+      total, path.c_str(), span == 0 ? "of one chunk" : ("of " + std::to_string(span)).c_str(),
+      path == "zerocopy" ? "  mapped_share" : "");
   for (size_t chunk : chunks) {
-    std::vector<char> out(chunk, 1), in(chunk);
+    // Whole chunks only, at least one: the walk wraps to the start after the last.
+    const size_t buffer = std::max(chunk, span / chunk * chunk);
+    std::vector<char> out(buffer, 1), in(buffer);
     std::optional<SplicingSender> splicer;
     std::optional<MappingReceiver> mapper;
     if (path == "splice") splicer.emplace(chunk);
@@ -236,15 +252,16 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; ++r) {
       const auto start = std::chrono::steady_clock::now();
       for (size_t moved = 0; moved < total; moved += chunk) {
+        const size_t at = moved % buffer;
         if (splicer) {
-          splicer->send(sender.get(), out.data(), chunk);
+          splicer->send(sender.get(), out.data() + at, chunk);
         } else {
-          moveAll(sender.get(), out.data(), chunk, true);
+          moveAll(sender.get(), out.data() + at, chunk, true);
         }
         if (mapper) {
-          mapper->receive(in.data(), chunk);
+          mapper->receive(in.data() + at, chunk);
         } else {
-          moveAll(receiver.get(), in.data(), chunk, false);
+          moveAll(receiver.get(), in.data() + at, chunk, false);
         }
       }
       const double seconds =
