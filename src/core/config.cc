@@ -10,20 +10,23 @@ namespace {
 // The largest size a setting takes where it says so: 1G.
 constexpr size_t kMaxSettingBytes = size_t{1} << 30;
 
-// A byte size from the environment ("512K"), at least `minimum`; with `atMostOneG`, at most 1G
-// (`hint` then follows the complaint).
-size_t byteSetting(const char* name, size_t fallback, size_t minimum, bool atMostOneG = false,
-                   const char* hint = "") {
+// A byte size from the environment ("512K"), at least `minimum`.
+size_t byteSetting(const char* name, size_t fallback, size_t minimum) {
   auto text = envString(name);
   if (!text) return fallback;
   auto bytes = parseByteSize(*text);
   if (!bytes || *bytes < minimum) {
     fail(hoopInvalidArgument, name, "='", *text, "' is not a size of at least ", minimum, " bytes");
   }
-  if (atMostOneG && *bytes > kMaxSettingBytes) {
-    fail(hoopInvalidArgument, name, " must be at most 1G", hint);
-  }
   return *bytes;
+}
+
+// The same, for sizes that become ints or single allocations: at most 1G (`hint` then follows
+// the complaint).
+size_t cappedByteSetting(const char* name, size_t fallback, size_t minimum, const char* hint = "") {
+  const size_t bytes = byteSetting(name, fallback, minimum);
+  if (bytes > kMaxSettingBytes) fail(hoopInvalidArgument, name, " must be at most 1G", hint);
+  return bytes;
 }
 
 }  // namespace
@@ -38,9 +41,9 @@ Config Config::fromEnvironment() {
   }
   // setsockopt takes an int; the kernel caps it at net.core.{w,r}mem_max anyway.
   config.socketBufferBytes = static_cast<int>(
-      byteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0,
-                  /*atMostOneG=*/true, " (0: kernel autotuning)"));
-  config.chunkBytes = byteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64, /*atMostOneG=*/true);
+      cappedByteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0,
+                        " (0: kernel autotuning)"));
+  config.chunkBytes = cappedByteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
   config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
   config.costModel = CostModel::fromEnvironment();
   if (auto text = envString("HOOP_ALGO")) config.algorithms = AlgoOverrides::parse(*text);
