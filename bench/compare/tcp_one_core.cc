@@ -61,9 +61,10 @@ hoop::UniqueFd tcpSocket() {
   return fd;
 }
 
-size_t parseBytes(const std::string& text) {
+// A size from the command line; zero only where `zeroAllowed` (--span 0: the default).
+size_t parseBytes(const std::string& text, bool zeroAllowed = false) {
   const std::optional<size_t> bytes = hoop::parseByteSize(text);
-  if (!bytes || *bytes == 0) {
+  if (!bytes || (*bytes == 0 && !zeroAllowed)) {
     std::fprintf(stderr, "not a size: '%s' (a number with K, M or G)\n", text.c_str());
     std::exit(2);
   }
@@ -199,7 +200,7 @@ int main(int argc, char** argv) {
     } else if (flag == "--repeats") {
       repeats = std::max(1, std::atoi(argv[i + 1]));
     } else if (flag == "--span") {
-      span = parseBytes(argv[i + 1]);
+      span = parseBytes(argv[i + 1], /*zeroAllowed=*/true);
     } else if (flag == "--path") {
       path = argv[i + 1];
     } else {
