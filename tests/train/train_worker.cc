@@ -276,7 +276,8 @@ void mismatchSuite(Engine& engine) {
   expect(contains(error, "'bad'"), "mismatch error does not name the tensor: " + error);
   expect(contains(error, "rank 0: allreduce float[10] sum"), "rank 0's shape missing: " + error);
   expect(contains(error, "rank 1: allreduce float[11] sum"), "rank 1's shape missing: " + error);
-  // A type or operation outside the C API's enums is refused on the submitting rank alone.
+  // A type or operation outside the C API's enums is refused at submission, before any rank
+  // hears of it.
   std::vector<int32_t> good(3, gRank);
   const std::string badType = errorOf([&] {
     engine.allReduce("t", good.data(), good.data(), 3, static_cast<hoopDataType_t>(hoopNumTypes));
