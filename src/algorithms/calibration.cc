@@ -1,8 +1,13 @@
 #include "algorithms/calibration.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <set>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "algorithms/primitives.h"
@@ -21,6 +26,8 @@ constexpr int kBandwidthSteps = 2;
 constexpr int kReduceRepeats = 8;
 // Measurements whose figures cannot be the link's are taken again, at most this many in all.
 constexpr uint32_t kAttempts = 3;
+// Before the second attempt; the third waits twice as long.
+constexpr std::chrono::milliseconds kPauseBeforeAgain{2};
 // The reduction is timed on buffers of this size: larger than a core's L2, as the reductions of
 // large calls see (the in-cache rate overstated it 2-3x against whole-buffer reductions).
 constexpr size_t kReduceBytes = 1 << 20;
@@ -78,49 +85,82 @@ struct Figures {
   double reduceUsPerByte;
 };
 
-// One measurement of the link: this rank's figures, then the slowest rank's of each, passed once
-// around the ring (after n-1 steps every rank holds everyone's). `attempt` keeps each one's
-// frames apart.
-Figures measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32_t attempt) {
+Figures slowerOfEach(const Figures& a, const Figures& b) {
+  return {std::max(a.alphaUs, b.alphaUs), std::max(a.usPerByte, b.usPerByte),
+          std::max(a.reduceUsPerByte, b.reduceUsPerByte)};
+}
+
+// One measurement of the links, as every rank holds it afterwards.
+struct Measurement {
+  Figures slowest;             // the slowest rank's of each figure
+  std::vector<CpuSpan> spans;  // by rank: where each one ran while it timed its steps
+};
+
+// What passes from rank to rank once around the ring: the slowest figures so far, and one
+// rank's CPU span, forwarded until every rank has seen every span. No padding: it goes as bytes.
+struct Relay {
+  Figures slowest;
+  CpuSpan span;
+  int32_t rank;
+  int32_t unused = 0;
+};
+static_assert(sizeof(Relay) == sizeof(Figures) + sizeof(CpuSpan) + 2 * sizeof(int32_t));
+
+// One measurement: this rank's figures, then everyone's, passed once around the ring (after
+// n-1 steps every rank holds the same). `attempt` keeps each one's frames apart.
+Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32_t attempt) {
   Figures mine{};
   mine.reduceUsPerByte = myReduceUsPerByte;
+  CpuSpan where;
   std::vector<char> out(kLinkStepBytes, 1), in(kLinkStepBytes);
   {
     Primitives prims(comm, FrameTag{OpKind::kSetup, 1 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
                      0);
+    where.first = sched_getcpu();
     mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
     const double bulkUs =
         ringStepUs(comm, prims, out.data(), in.data(), kLinkStepBytes, kBandwidthSteps);
+    where.last = sched_getcpu();
     mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kLinkStepBytes);
   }
-  Figures agreed = mine;
+  const int n = comm.size();
+  Measurement measured{mine, std::vector<CpuSpan>(static_cast<size_t>(n))};
+  measured.spans[static_cast<size_t>(comm.rank())] = where;
   Primitives prims(comm, FrameTag{OpKind::kSetup, 2 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
                    0);
   const Ring& ring = comm.ring();
+  Relay forward{mine, where, comm.rank()};
   for (size_t step = 1; step < ring.size(); ++step) {
-    Figures sent = agreed, received{};
-    prims.sendRecv(ring.next(), &sent, sizeof(sent), ring.prev(), &received, sizeof(received));
-    agreed.alphaUs = std::max(agreed.alphaUs, received.alphaUs);
-    agreed.usPerByte = std::max(agreed.usPerByte, received.usPerByte);
-    agreed.reduceUsPerByte = std::max(agreed.reduceUsPerByte, received.reduceUsPerByte);
+    Relay received{};
+    prims.sendRecv(ring.next(), &forward, sizeof(forward), ring.prev(), &received,
+                   sizeof(received));
+    if (received.rank < 0 || received.rank >= n) {
+      fail(hoopRemoteError, "rank ", comm.rank(), ": calibration figures from ",
+           comm.peer(ring.prev()).describe(), " name rank ", received.rank, " of ", n);
+    }
+    measured.slowest = slowerOfEach(measured.slowest, received.slowest);
+    measured.spans[static_cast<size_t>(received.rank)] = received.span;
+    forward = {measured.slowest, received.span, received.rank};
   }
   prims.finish();
-  return agreed;
+  return measured;
 }
 
-// Why agreed shm figures cannot be the link's, or null when they can be. TCP figures are kept
-// as read: a fast network's latency may rightly be a large share of a 256 KiB step.
-const char* implausibility(const Figures& agreed, bool overShm, double spinUs) {
-  if (!overShm) return nullptr;
-  // A shm step that lasts about the spin budget is the signature of two ranks on one core (the
-  // waiting rank spins on the core its peer needs, then yields): right after start, in 2 of 5
-  // runs at 2 ranks here, steps read 53 us for 0.2 us, while the job's collectives then ran at
-  // full speed. That figure is the scheduler's, not the link's.
-  if (stepShowsSharedCore(agreed.alphaUs, spinUs)) {
-    return "about the spin budget: two ranks shared a core";
+// Why a measurement cannot be the links', or null when it can be.
+const char* implausibility(const Communicator& comm, const Measurement& measured, bool overShm) {
+  if (comm.ranksPerCpu() <= 1) {
+    std::vector<uint64_t> hostIds;
+    for (int r = 0; r < comm.size(); ++r) hostIds.push_back(comm.peer(r).hostId);
+    if (ranksStayedOnOneCpu(measured.spans, hostIds)) {
+      return "two ranks of one host stayed on one CPU (the kernel had not spread them yet)";
+    }
   }
-  const double bulkUs = agreed.alphaUs + agreed.usPerByte * static_cast<double>(kLinkStepBytes);
-  if (!stepsConsistent(agreed.alphaUs, bulkUs)) {
+  // TCP figures are otherwise kept as read: a fast network's latency may rightly be a large
+  // share of a 256 KiB step.
+  if (!overShm) return nullptr;
+  const Figures& f = measured.slowest;
+  const double bulkUs = f.alphaUs + f.usPerByte * static_cast<double>(kLinkStepBytes);
+  if (!stepsConsistent(f.alphaUs, bulkUs)) {
     return "too long against the 256 KiB step's: the small steps ran in a slower period";
   }
   return nullptr;
@@ -128,32 +168,39 @@ const char* implausibility(const Figures& agreed, bool overShm, double spinUs) {
 
 }  // namespace
 
-void calibrateCostModel(Communicator& comm) {
+CalibrationOutcome calibrateCostModel(Communicator& comm) {
+  CalibrationOutcome outcome;
   CostModel model = comm.config().costModel;
-  if (!model.calibrate || comm.size() < 2) return;
+  if (!model.calibrate || comm.size() < 2) return outcome;
 
   const bool overShm = comm.everyPeerOverShm();
-  const double spinUs = static_cast<double>(comm.config().spinBeforeSleep.count());
   const double myReduceUsPerByte = reduceUsPerByte();
-  // Every rank holds the same agreed figures, so every rank takes the same branch here.
+  // Every rank holds the same measurement, so every rank takes the same branch here.
   Figures agreed{};
-  bool adopted = false;
-  for (uint32_t attempt = 0; attempt < kAttempts && !adopted; ++attempt) {
-    agreed = measureAndAgree(comm, myReduceUsPerByte, attempt);
-    if (const char* why = implausibility(agreed, overShm, spinUs)) {
-      log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), "calibration attempt ", attempt + 1,
-          " of ", kAttempts, " read ", agreed.alphaUs, " us per shm step, ", why,
-          attempt + 1 < kAttempts ? "; measuring again" : "; keeping the defaults");
-    } else {
-      adopted = true;
+  for (uint32_t attempt = 0; attempt < kAttempts; ++attempt) {
+    const Measurement measured = measureAndAgree(comm, myReduceUsPerByte, attempt);
+    agreed = measured.slowest;
+    const char* why = implausibility(comm, measured, overShm);
+    if (why == nullptr) {
+      outcome.adopted = true;
+      break;
     }
+    outcome.setAside.push_back(str("calibration attempt ", attempt + 1, " of ", kAttempts, " read ",
+                                   agreed.alphaUs, " us per ", overShm ? "shm" : "tcp",
+                                   " step: ", why));
+    const bool again = attempt + 1 < kAttempts;
+    log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), outcome.setAside.back(),
+        again ? "; measuring again" : "; keeping the defaults");
+    // A rank that sleeps is placed afresh when it wakes, on an idle CPU where there is one: a
+    // short sleep lets ranks stacked on one CPU spread before the next attempt.
+    if (again) std::this_thread::sleep_for(kPauseBeforeAgain * (attempt + 1));
   }
 
   // The ring's slowest hop sets a flat schedule's pace: shared memory on a single-host shm job,
   // else the network.
   const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
   LinkCost& link = overShm ? model.shm : model.tcp;
-  if (!linkFromEnv && adopted) {
+  if (!linkFromEnv && outcome.adopted) {
     link = {agreed.alphaUs, 1 / agreed.usPerByte};
     // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
     // both grow alike when ranks outnumber cores).
@@ -165,20 +212,27 @@ void calibrateCostModel(Communicator& comm) {
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),
       "cost model calibrated (slowest rank): ", overShm ? "shm" : "tcp", " ", link.alphaUs,
       " us + ", link.bytesPerUs / 1e3, " GB/s per step",
-      linkFromEnv ? " (from the environment)"
-      : adopted   ? ""
-                  : " (the defaults, kept)",
+      linkFromEnv       ? " (from the environment)"
+      : outcome.adopted ? ""
+                        : " (the defaults, kept)",
       "; reduction ", model.reduceBytesPerUs / 1e3, " GB/s",
       model.reduceFromEnv ? " (from the environment)" : "",
       "; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
+  return outcome;
 }
 
 bool stepsConsistent(double smallStepUs, double bulkStepUs) {
   return bulkStepUs >= kMinBulkOverSmallStep * smallStepUs;
 }
 
-bool stepShowsSharedCore(double stepUs, double spinUs) {
-  return spinUs > 0 && stepUs > 0.8 * spinUs && stepUs < 2 * spinUs;
+bool ranksStayedOnOneCpu(std::span<const CpuSpan> spans, std::span<const uint64_t> hostIds) {
+  std::set<std::pair<uint64_t, int32_t>> taken;  // (host, CPU) of the ranks that stayed put
+  for (size_t r = 0; r < spans.size(); ++r) {
+    const CpuSpan& span = spans[r];
+    if (span.first < 0 || span.first != span.last) continue;
+    if (!taken.emplace(hostIds[r], span.first).second) return true;
+  }
+  return false;
 }
 
 }  // namespace hoop

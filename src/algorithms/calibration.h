@@ -5,25 +5,48 @@
 // for the bandwidth; the fastest batch's mean step) and the CPU reduction, then the ranks pass
 // their figures once around the ring keeping the slowest: every rank adopts the same numbers, so
 // every rank still makes the same choices. About 2 x (slots + 2) + 60 + n ring steps (the first
-// pass through the slots warms their pages) and a millisecond of reduction. Shm figures that
-// cannot be the link's (stepShowsSharedCore, stepsConsistent) are measured again, up to three
-// times in all, and then the defaults are kept; every rank decides alike from the agreed
-// figures. HOOP_TUNE_CALIBRATE=0 skips it and keeps the defaults, and a HOOP_TUNE_SHM/TCP/REDUCE
-// value is kept as given.
+// pass through the slots warms their pages) and a millisecond of reduction. Figures that cannot
+// be the link's (ranksStayedOnOneCpu, stepsConsistent) are measured again, up to three times in
+// all, and then the defaults are kept; every rank decides alike from what went around the ring.
+// HOOP_TUNE_CALIBRATE=0 skips it and keeps the defaults, and a HOOP_TUNE_SHM/TCP/REDUCE value is
+// kept as given.
 #pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace hoop {
 
 class Communicator;
 
+// What a calibration did: whether it adopted measured link figures, and why each attempt it
+// did not adopt was set aside (one line each, also logged at INFO).
+struct CalibrationOutcome {
+  bool adopted = false;
+  std::vector<std::string> setAside;
+};
+
 // Measures and adopts (Communicator::adoptCostModel); collective over all ranks. Needs the ring
 // neighbours connected.
-void calibrateCostModel(Communicator& comm);
+CalibrationOutcome calibrateCostModel(Communicator& comm);
 
-// Whether a shm step of `stepUs` says two ranks shared one core rather than what the link costs:
-// a step about as long as the spin budget (the waiting rank spins on the core its peer needs,
-// then yields). Such a figure is measured again, as stepsConsistent's are.
-bool stepShowsSharedCore(double stepUs, double spinUs);
+// Where one rank ran while it timed its steps: its CPU just before the first step and just
+// after the last (-1: not known).
+struct CpuSpan {
+  int32_t first = -1;
+  int32_t last = -1;
+};
+
+// Whether two ranks of one host (equal `hostIds`) were on the same CPU at both ends of their
+// timing. Asked only where every host has a CPU for each of its ranks: there, that is the kernel
+// not yet having spread processes that started out on one CPU (ranks that spin rather than sleep
+// give it few chances to place them again), and every step pays two context switches that the
+// job's collectives will not. At 2 ranks over shm here that read 2.8 us a step against 0.15-0.2,
+// at half the bandwidth, in 10 of 120 communicators, and the tuner then took recursive doubling
+// from 32 to 128 KiB, where the ring is up to 1.14x faster (bench/RESULTS.md, nineteenth pass).
+bool ranksStayedOnOneCpu(std::span<const CpuSpan> spans, std::span<const uint64_t> hostIds);
 
 // Whether an 8-byte and a 256 KiB shm step were timed in the same period of the machine. The
 // 256 KiB step carries 32768 times the payload: where it reads less than kMinBulkOverSmallStep

@@ -111,11 +111,23 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
   EXPECT_EQ(*predictAllReduceUs("ring", oneHost(1 << 20, 1, true), {}), 0.0);
 }
 
-TEST(Calibration, AStepAsLongAsTheSpinBudgetIsASharedCoreNotTheLink) {
-  EXPECT_TRUE(stepShowsSharedCore(53.5, 50));  // measured at 2 ranks right after start
-  EXPECT_FALSE(stepShowsSharedCore(0.2, 50));  // the same link, ranks on their own cores
-  EXPECT_FALSE(stepShowsSharedCore(8, 50));    // 4 ranks on 2 cores: real context switches
-  EXPECT_FALSE(stepShowsSharedCore(53.5, 0));  // no spinning: nothing to hold the core
+TEST(Calibration, TwoRanksOfOneHostOnOneCpuThroughoutAreNotTheLink) {
+  using Spans = std::vector<CpuSpan>;
+  using Hosts = std::vector<uint64_t>;
+  const Hosts oneHost = {7, 7, 7};
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 1}, {2, 2}}, oneHost));  // spread
+  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 1}, {0, 0}}, oneHost));   // 0 and 2 stacked
+  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{1, 1}, {1, 1}}, Hosts{3, 3}));
+  // Moved during the timing: some batches ran apart, and the fastest batch is the figure.
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 1}, {0, 0}}, Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 0}}, Hosts{3, 3}));
+  // CPU 0 of two different hosts is two CPUs.
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {0, 0}}, Hosts{3, 4}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {0, 0}, {5, 5}, {5, 5}}, Hosts{3, 4, 4, 3}));
+  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{0, 0}, {5, 5}, {5, 5}, {0, 1}}, Hosts{3, 4, 4, 3}));
+  // Not known (sched_getcpu failed) is not a match.
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{-1, -1}, {-1, -1}}, Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{}, Hosts{}));
 }
 
 TEST(Calibration, SmallStepsTimedInASlowerPeriodThanTheBulkOnesAreNotTheLink) {

@@ -1,0 +1,101 @@
+// Calibration against where the ranks really run: two ranks as threads of this process, each
+// pinned to a CPU of its choosing after the communicator is up, measure their links again.
+#include "algorithms/calibration.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <array>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "core/communicator.h"
+#include "hoop/hoop.h"
+
+namespace hoop {
+namespace {
+
+// The CPUs this process may use, in order.
+std::vector<int> allowedCpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return {};
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// Binds the calling thread alone to `cpu`.
+void pinThisThread(int cpu) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  CPU_SET(cpu, &mask);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(mask), &mask), 0) << "CPU " << cpu;
+}
+
+// Two ranks (over shared memory unless HOOP_TRANSPORT says otherwise), created with this process's
+// whole mask (so each host has a CPU per rank), then pinned to cpus[0] and cpus[1] and calibrated
+// again. Returns each rank's outcome.
+std::array<CalibrationOutcome, 2> calibratePinned(std::array<int, 2> cpus) {
+  hoopUniqueId uid;
+  EXPECT_EQ(hoopGetUniqueId(&uid), hoopSuccess) << hoopGetLastError(nullptr);
+  const BootstrapId id = BootstrapId::decode(uid);
+  const Config config = Config::fromEnvironment();
+  std::array<CalibrationOutcome, 2> outcomes;
+  std::array<std::string, 2> failures;
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      try {
+        std::unique_ptr<Communicator> comm = Communicator::create(id, 2, rank, nullptr, config);
+        pinThisThread(cpus[static_cast<size_t>(rank)]);
+        outcomes[static_cast<size_t>(rank)] = calibrateCostModel(*comm);
+      } catch (const std::exception& e) {
+        failures[static_cast<size_t>(rank)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (const std::string& failure : failures) EXPECT_EQ(failure, "");
+  return outcomes;
+}
+
+bool mentionsOneCpu(const CalibrationOutcome& outcome) {
+  for (const std::string& line : outcome.setAside) {
+    if (line.find("stayed on one CPU") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Calibration, RanksStackedOnOneCpuAreMeasuredAgainThenTheDefaultsKept) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs in this process's mask";
+  const auto outcomes = calibratePinned({cpus[0], cpus[0]});
+  for (size_t rank = 0; rank < outcomes.size(); ++rank) {
+    EXPECT_FALSE(outcomes[rank].adopted) << "rank " << rank;
+    ASSERT_EQ(outcomes[rank].setAside.size(), 3u) << "rank " << rank;
+    for (const std::string& line : outcomes[rank].setAside) {
+      EXPECT_NE(line.find("two ranks of one host stayed on one CPU"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(outcomes[0].setAside, outcomes[1].setAside) << "the ranks decided differently";
+}
+
+TEST(Calibration, RanksOnCpusOfTheirOwnAreNotTakenForStacked) {
+  const std::vector<int> cpus = allowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs in this process's mask";
+  const auto outcomes = calibratePinned({cpus[0], cpus[1]});
+  for (size_t rank = 0; rank < outcomes.size(); ++rank) {
+    // A busy machine may still set an attempt aside for another reason.
+    EXPECT_FALSE(mentionsOneCpu(outcomes[rank])) << "rank " << rank;
+  }
+  EXPECT_EQ(outcomes[0].adopted, outcomes[1].adopted) << "the ranks decided differently";
+}
+
+}  // namespace
+}  // namespace hoop
