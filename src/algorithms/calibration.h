@@ -42,10 +42,12 @@ struct CpuSpan {
 // Whether two ranks of one host (equal `hostIds`) were on the same CPU at both ends of their
 // timing. Asked only where every host has a CPU for each of its ranks: there, that is the kernel
 // not yet having spread processes that started out on one CPU (ranks that spin rather than sleep
-// give it few chances to place them again), and every step pays two context switches that the
-// job's collectives will not. At 2 ranks over shm here that read 2.8 us a step against 0.15-0.2,
-// at half the bandwidth, in 10 of 120 communicators, and the tuner then took recursive doubling
-// from 32 to 128 KiB, where the ring is up to 1.14x faster (bench/RESULTS.md, nineteenth pass).
+// give it few chances to place them again), and every step pays two context switches. At 2
+// ranks over shm here that read 2.8 us a step against 0.15-0.2, at half the bandwidth, in 10 of
+// 120 communicators; most then spread, and the tuner had taken recursive doubling from 32 to
+// 128 KiB for the whole job, where the ring is up to 1.14x faster. Such an attempt is set aside
+// and measured again after a pause; ranks still stacked at the last attempt are taken as the
+// job will run (bench/RESULTS.md, nineteenth pass).
 bool ranksStayedOnOneCpu(std::span<const CpuSpan> spans, std::span<const uint64_t> hostIds);
 
 // Whether an 8-byte and a 256 KiB shm step were timed in the same period of the machine. The

@@ -72,16 +72,26 @@ bool mentionsOneCpu(const CalibrationOutcome& outcome) {
   return false;
 }
 
-TEST(Calibration, RanksStackedOnOneCpuAreMeasuredAgainThenTheDefaultsKept) {
+// Pinned, they stay stacked through every attempt: the first two are set aside, and the last
+// one's figures are taken, as the job would run.
+TEST(Calibration, RanksStackedOnOneCpuAreMeasuredAgainThenTakenAsTheyRun) {
   const std::vector<int> cpus = allowedCpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs in this process's mask";
   const auto outcomes = calibratePinned({cpus[0], cpus[0]});
   for (size_t rank = 0; rank < outcomes.size(); ++rank) {
-    EXPECT_FALSE(outcomes[rank].adopted) << "rank " << rank;
-    ASSERT_EQ(outcomes[rank].setAside.size(), 3u) << "rank " << rank;
-    for (const std::string& line : outcomes[rank].setAside) {
-      EXPECT_NE(line.find("two ranks of one host stayed on one CPU"), std::string::npos) << line;
+    const std::vector<std::string>& setAside = outcomes[rank].setAside;
+    ASSERT_GE(setAside.size(), 2u) << "rank " << rank;
+    for (size_t attempt = 0; attempt < 2; ++attempt) {
+      EXPECT_NE(setAside[attempt].find("two ranks of one host stayed on one CPU"),
+                std::string::npos)
+          << setAside[attempt];
     }
+    // A busy machine may still make the last attempt's small steps too slow to be the link's;
+    // the stacking itself no longer sets it aside.
+    if (setAside.size() == 3) {
+      EXPECT_NE(setAside[2].find("slower period"), std::string::npos) << setAside[2];
+    }
+    EXPECT_EQ(outcomes[rank].adopted, setAside.size() == 2) << "rank " << rank;
   }
   EXPECT_EQ(outcomes[0].setAside, outcomes[1].setAside) << "the ranks decided differently";
 }
