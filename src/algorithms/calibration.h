@@ -7,7 +7,8 @@
 // every rank still makes the same choices. About 2 x (slots + 2) + 60 + n ring steps (the first
 // pass through the slots warms their pages) and a millisecond of reduction. Figures that cannot
 // be the link's (ranksStayedOnOneCpu, stepsConsistent) are measured again, up to three times in
-// all, and then the defaults are kept; every rank decides alike from what went around the ring.
+// all: ranks still stacked at the third are taken as they run, and small steps still too slow
+// leave the defaults; every rank decides alike from what went around the ring.
 // HOOP_TUNE_CALIBRATE=0 skips it and keeps the defaults, and a HOOP_TUNE_SHM/TCP/REDUCE value is
 // kept as given.
 #pragma once
