@@ -185,13 +185,12 @@ int main(int argc, char** argv) {
   int repeats = 7;
   size_t span = 0;
   std::string path = "copy";
-  for (int i = 1; i < argc; i += 2) {
+  bool commandLineFits = true;  // every flag known and followed by its value
+  for (int i = 1; i < argc && commandLineFits; i += 2) {
     const std::string flag = argv[i];
     if (i + 1 == argc) {
-      path = "";  // a flag without its value: the usage below
-      break;
-    }
-    if (flag == "--chunks") {
+      commandLineFits = false;
+    } else if (flag == "--chunks") {
       chunks.clear();
       std::istringstream words(argv[i + 1]);
       for (std::string word; words >> word;) chunks.push_back(parseBytes(word));
@@ -204,11 +203,10 @@ int main(int argc, char** argv) {
     } else if (flag == "--path") {
       path = argv[i + 1];
     } else {
-      path = "";  // the usage below
-      break;
+      commandLineFits = false;
     }
   }
-  if (path != "copy" && path != "splice" && path != "zerocopy") {
+  if (!commandLineFits || (path != "copy" && path != "splice" && path != "zerocopy")) {
     std::fprintf(stderr,
                  "usage: %s [--chunks \"64K 256K 1M\"] [--bytes 1G] [--repeats 7] "
                  "[--path copy|splice|zerocopy] [--span BYTES]\n",
