@@ -92,39 +92,42 @@ Figures slowerOfEach(const Figures& a, const Figures& b) {
 
 // One measurement of the links, as every rank holds it afterwards.
 struct Measurement {
-  Figures slowest;             // the slowest rank's of each figure
-  std::vector<CpuSpan> spans;  // by rank: where each one ran while it timed its steps
+  Figures slowest;                 // the slowest rank's of each figure
+  std::vector<TimingSpans> spans;  // by rank
 };
 
 // What passes from rank to rank once around the ring: the slowest figures so far, and one
-// rank's CPU span, forwarded until every rank has seen every span. No padding: it goes as bytes.
+// rank's CPU spans, forwarded until every rank has seen every rank's. No padding: it goes as
+// bytes.
 struct Relay {
   Figures slowest;
-  CpuSpan span;
+  TimingSpans spans;
   int32_t rank;
   int32_t unused = 0;
 };
-static_assert(sizeof(Relay) == sizeof(Figures) + sizeof(CpuSpan) + 2 * sizeof(int32_t));
+static_assert(sizeof(Relay) == sizeof(Figures) + sizeof(TimingSpans) + 2 * sizeof(int32_t));
 
 // One measurement: this rank's figures, then everyone's, passed once around the ring (after
 // n-1 steps every rank holds the same). `attempt` keeps each one's frames apart.
 Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32_t attempt) {
   Figures mine{};
   mine.reduceUsPerByte = myReduceUsPerByte;
-  CpuSpan where;
+  TimingSpans where;
   std::vector<char> out(kLinkStepBytes, 1), in(kLinkStepBytes);
   {
     Primitives prims(comm, FrameTag{OpKind::kSetup, 1 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
                      0);
-    where.first = sched_getcpu();
+    where.latency.first = sched_getcpu();
     mine.alphaUs = ringStepUs(comm, prims, out.data(), in.data(), 8, kLatencySteps);
+    where.latency.last = sched_getcpu();
+    where.bulk.first = where.latency.last;
     const double bulkUs =
         ringStepUs(comm, prims, out.data(), in.data(), kLinkStepBytes, kBandwidthSteps);
-    where.last = sched_getcpu();
+    where.bulk.last = sched_getcpu();
     mine.usPerByte = std::max(bulkUs - mine.alphaUs, 1e-3) / static_cast<double>(kLinkStepBytes);
   }
   const int n = comm.size();
-  Measurement measured{mine, std::vector<CpuSpan>(static_cast<size_t>(n))};
+  Measurement measured{mine, std::vector<TimingSpans>(static_cast<size_t>(n))};
   measured.spans[static_cast<size_t>(comm.rank())] = where;
   Primitives prims(comm, FrameTag{OpKind::kSetup, 2 + 2 * attempt}, DataType::kInt8, RedOp::kSum,
                    0);
@@ -139,15 +142,15 @@ Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32
            comm.peer(ring.prev()).describe(), " name rank ", received.rank, " of ", n);
     }
     measured.slowest = slowerOfEach(measured.slowest, received.slowest);
-    measured.spans[static_cast<size_t>(received.rank)] = received.span;
-    forward = {measured.slowest, received.span, received.rank};
+    measured.spans[static_cast<size_t>(received.rank)] = received.spans;
+    forward = {measured.slowest, received.spans, received.rank};
   }
   prims.finish();
   return measured;
 }
 
-// Whether two ranks of one host stayed on one CPU through the measurement where the hosts have
-// a CPU for each rank (ranksStayedOnOneCpu).
+// Whether two ranks of one host stayed on one CPU through a timing where the hosts have a CPU
+// for each rank (ranksStayedOnOneCpu).
 bool ranksStacked(const Communicator& comm, const Measurement& measured) {
   if (comm.ranksPerCpu() > 1) return false;
   std::vector<uint64_t> hostIds;
@@ -236,12 +239,14 @@ bool stepsConsistent(double smallStepUs, double bulkStepUs) {
   return bulkStepUs >= kMinBulkOverSmallStep * smallStepUs;
 }
 
-bool ranksStayedOnOneCpu(std::span<const CpuSpan> spans, std::span<const uint64_t> hostIds) {
-  std::set<std::pair<uint64_t, int32_t>> taken;  // (host, CPU) of the ranks that stayed put
-  for (size_t r = 0; r < spans.size(); ++r) {
-    const CpuSpan& span = spans[r];
-    if (span.first < 0 || span.first != span.last) continue;
-    if (!taken.emplace(hostIds[r], span.first).second) return true;
+bool ranksStayedOnOneCpu(std::span<const TimingSpans> spans, std::span<const uint64_t> hostIds) {
+  for (CpuSpan TimingSpans::*timing : {&TimingSpans::latency, &TimingSpans::bulk}) {
+    std::set<std::pair<uint64_t, int32_t>> taken;  // (host, CPU) of the ranks that stayed put
+    for (size_t r = 0; r < spans.size(); ++r) {
+      const CpuSpan& span = spans[r].*timing;
+      if (span.first < 0 || span.first != span.last) continue;
+      if (!taken.emplace(hostIds[r], span.first).second) return true;
+    }
   }
   return false;
 }

@@ -111,23 +111,46 @@ TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
   EXPECT_EQ(*predictAllReduceUs("ring", oneHost(1 << 20, 1, true), {}), 0.0);
 }
 
+// Spans for ranks that were where `spans` says through both timings.
+std::vector<TimingSpans> throughBoth(std::vector<CpuSpan> spans) {
+  std::vector<TimingSpans> both;
+  for (const CpuSpan& span : spans) both.push_back({span, span});
+  return both;
+}
+
 TEST(Calibration, TwoRanksOfOneHostOnOneCpuThroughoutAreNotTheLink) {
   using Spans = std::vector<CpuSpan>;
   using Hosts = std::vector<uint64_t>;
   const Hosts oneHost = {7, 7, 7};
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 1}, {2, 2}}, oneHost));  // spread
-  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 1}, {0, 0}}, oneHost));   // 0 and 2 stacked
-  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{1, 1}, {1, 1}}, Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {1, 1}, {2, 2}}), oneHost));
+  EXPECT_TRUE(ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {1, 1}, {0, 0}}), oneHost));  // 0, 2
+  EXPECT_TRUE(ranksStayedOnOneCpu(throughBoth(Spans{{1, 1}, {1, 1}}), Hosts{3, 3}));
   // Moved during the timing: some batches ran apart, and the fastest batch is the figure.
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 1}, {0, 0}}, Hosts{3, 3}));
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {1, 0}}, Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(throughBoth(Spans{{0, 1}, {0, 0}}), Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {1, 0}}), Hosts{3, 3}));
   // CPU 0 of two different hosts is two CPUs.
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {0, 0}}, Hosts{3, 4}));
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{0, 0}, {0, 0}, {5, 5}, {5, 5}}, Hosts{3, 4, 4, 3}));
-  EXPECT_TRUE(ranksStayedOnOneCpu(Spans{{0, 0}, {5, 5}, {5, 5}, {0, 1}}, Hosts{3, 4, 4, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {0, 0}}), Hosts{3, 4}));
+  EXPECT_FALSE(
+      ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {0, 0}, {5, 5}, {5, 5}}), Hosts{3, 4, 4, 3}));
+  EXPECT_TRUE(
+      ranksStayedOnOneCpu(throughBoth(Spans{{0, 0}, {5, 5}, {5, 5}, {0, 1}}), Hosts{3, 4, 4, 3}));
   // Not known (sched_getcpu failed) is not a match.
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{{-1, -1}, {-1, -1}}, Hosts{3, 3}));
-  EXPECT_FALSE(ranksStayedOnOneCpu(Spans{}, Hosts{}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(throughBoth(Spans{{-1, -1}, {-1, -1}}), Hosts{3, 3}));
+  EXPECT_FALSE(ranksStayedOnOneCpu(std::vector<TimingSpans>{}, Hosts{}));
+}
+
+TEST(Calibration, EachTimingIsJudgedOnItsOwn) {
+  using Hosts = std::vector<uint64_t>;
+  // Rank 1 left CPU 0 between the timings: every 8-byte step ran stacked, so the latency
+  // figure is not the link's, though neither rank stayed on one CPU from first step to last.
+  EXPECT_TRUE(ranksStayedOnOneCpu(std::vector<TimingSpans>{{{0, 0}, {0, 0}}, {{0, 0}, {0, 1}}},
+                                  Hosts{3, 3}));
+  // Stacked for the 256 KiB steps alone: the bandwidth figure is not the link's.
+  EXPECT_TRUE(ranksStayedOnOneCpu(std::vector<TimingSpans>{{{0, 0}, {0, 0}}, {{1, 1}, {0, 0}}},
+                                  Hosts{3, 3}));
+  // On one CPU, but not at once: rank 0 timed its 8-byte steps there, rank 1 its 256 KiB ones.
+  EXPECT_FALSE(ranksStayedOnOneCpu(std::vector<TimingSpans>{{{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}},
+                                   Hosts{3, 3}));
 }
 
 TEST(Calibration, SmallStepsTimedInASlowerPeriodThanTheBulkOnesAreNotTheLink) {
