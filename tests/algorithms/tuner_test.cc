@@ -141,8 +141,8 @@ TEST(Calibration, TwoRanksOfOneHostOnOneCpuThroughoutAreNotTheLink) {
 
 TEST(Calibration, EachTimingIsJudgedOnItsOwn) {
   using Hosts = std::vector<uint64_t>;
-  // Rank 1 left CPU 0 between the timings: every 8-byte step ran stacked, so the latency
-  // figure is not the link's, though neither rank stayed on one CPU from first step to last.
+  // Rank 1 left CPU 0 during its 256 KiB steps: every 8-byte step ran stacked, so the latency
+  // figure is not the link's, though rank 1 did not stay on one CPU from first step to last.
   EXPECT_TRUE(ranksStayedOnOneCpu(std::vector<TimingSpans>{{{0, 0}, {0, 0}}, {{0, 0}, {0, 1}}},
                                   Hosts{3, 3}));
   // Stacked for the 256 KiB steps alone: the bandwidth figure is not the link's.
