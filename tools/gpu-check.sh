@@ -96,7 +96,7 @@ if [ "$mode" = pack ]; then
     # Shared libraries beyond the C and C++ runtimes (hwloc, and what it needs), which a GPU
     # machine's image may lack. The runtimes stay: the GPU machine's own must be as new.
     ldd "$(built_program "$program")" | awk '$3 ~ /^\// {print $3}' |
-      grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' |
+      { grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
       while read -r lib; do cp -L "$lib" "$pack_dir/lib/"; done
   done
   printf 'packed by tools/gpu-check.sh on %s, %s, architectures %s\n' "$(hostname)" \

@@ -79,6 +79,8 @@ if [[ ! -d $build && -d $repo_root/$build ]]; then build=$repo_root/$build; fi
 [[ -d $build ]] || { echo "run.sh: build dir '$build' not found" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 bin=$build/bin
+# A tree made by pack.sh carries the shared libraries its programs need.
+[[ -d $build/lib ]] && export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 [[ -n $out ]] || out=$script_dir/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"

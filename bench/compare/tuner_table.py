@@ -32,6 +32,11 @@ def parse_range(spec):
 def run_perf(args, size_range, algo, csv_path):
     begin, end, factor, iters, warmup = size_range
     env = dict(os.environ)
+    # A tree made by pack.sh carries the shared libraries its programs need.
+    packed_libs = os.path.join(args.build, "lib")
+    if os.path.isdir(packed_libs):
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (os.path.abspath(packed_libs), env.get("LD_LIBRARY_PATH")) if p)
     env.setdefault("HOOP_SOCKET_IFNAME", "=lo")
     if args.transport != "auto":
         env["HOOP_TRANSPORT"] = args.transport

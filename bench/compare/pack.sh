@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Copies what run.sh and tuner_table.py run (hooprun, hoop-perf and the peer benches that were
+# built) into DIR/bin, stripped, and the shared libraries they need beyond the C and C++ runtimes
+# (libhoop, hwloc, Gloo, ...) into DIR/lib, so the measurements can run on another x86-64 Linux
+# machine that has none of the build's packages (a larger machine than this one, say):
+#
+#   bench/compare/pack.sh DIR [BUILD_DIR]             here (BUILD_DIR: build)
+#   bench/compare/run.sh --build DIR --ranks 4 ...    there, from a checkout of the same commit
+#   bench/compare/tuner_table.py --build DIR ...
+#
+# Both scripts put DIR/lib on LD_LIBRARY_PATH when it exists. OpenMPI is not packed (its mpirun
+# needs its plugins and help files where it was installed): the MPI columns stay empty there
+# unless that machine has mpirun.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 DIR [BUILD_DIR]" >&2; exit 2; }
+dir=$1
+build=${2:-build}
+[ -x "$build/bin/hoop-perf" ] && [ -x "$build/bin/hooprun" ] ||
+  { echo "pack.sh: $build/bin has no hoop-perf and hooprun: build them first" >&2; exit 2; }
+mkdir -p "$dir/bin" "$dir/lib"
+for program in hooprun hoop-perf gloo_allreduce_bench mpi_allreduce_bench; do
+  [ -x "$build/bin/$program" ] || continue
+  strip --strip-debug -o "$dir/bin/$program" "$build/bin/$program"
+  ldd "$build/bin/$program" | awk '$3 ~ /^\// {print $3}' |
+    { grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
+    while read -r lib; do
+      cp -L "$lib" "$dir/lib/"
+      chmod u+w "$dir/lib/$(basename "$lib")"
+      strip --strip-debug "$dir/lib/$(basename "$lib")"
+    done
+done
+printf 'packed from %s at %s on %s\n' "$build" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  "$(hostname)" >"$dir/PACKED"
+du -sh "$dir"
