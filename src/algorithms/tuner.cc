@@ -81,13 +81,24 @@ const LinkCost& flatLink(const CallShape& shape, const CostModel& model) {
 // (the direct allreduce's three messages at once took 1.5-1.9x recursive doubling's two rounds).
 double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1.0 : 0.0; }
 
+// Whether the ranks of a single-host job have CPUs to spare: at least two CPUs a rank, none
+// bound to fewer. There the loopback copies of different ranks run at once and bytes cost what
+// they cost, where ranks that share CPUs (4 on 2 here) take turns and what counts is keeping
+// pieces in cache and waking ranks seldom: the double tree's trade. On 16 CPUs, 4 ranks over
+// TCP from 2 to 32 MiB, the tree took 0.94-1.22x the ring's time and two-shot 0.75-0.93x, where
+// on 2 CPUs the tree took 0.58-0.64x and two-shot 0.9-2.0x (bench/RESULTS.md, twenty-first and
+// fifteenth passes).
+bool cpusToSpare(const CallShape& shape) { return shape.hosts == 1 && shape.ranksPerCpu <= 0.5; }
+
 // Over TCP two-shot is priced only where it runs in one round (pieces of S/n up to its slice,
 // the chunk size), as it was measured: sliced in 64 or 256 KiB it read 0.8-1.1x the double
-// tree's time at 4 ranks from 1 to 32 MiB (level, within this host's noise), so the tree keeps
-// those sizes. Over shm its slices are priced at every size (twoShotByteFactor).
+// tree's time at 4 ranks on 2 CPUs from 1 to 32 MiB (level, within that host's noise), so the
+// tree keeps those sizes there. Over shm, and over TCP where CPUs are to spare, its slices are
+// priced at every size (twoShotByteFactor).
 bool twoShotPriced(const CallShape& shape) {
   const double piece = static_cast<double>(shape.bytes) / static_cast<double>(shape.ranks);
-  return !overNetwork(shape) || piece <= static_cast<double>(twoShotSliceBytes(shape));
+  return !overNetwork(shape) || cpusToSpare(shape) ||
+         piece <= static_cast<double>(twoShotSliceBytes(shape));
 }
 
 // The two-shot allreduce's byte terms against the ring's.
@@ -104,7 +115,7 @@ bool twoShotPriced(const CallShape& shape) {
 //   (1.0-1.2x): the ring and the tree keep the large sizes.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;
-  if (overNetwork(shape)) return 0.75;
+  if (overNetwork(shape)) return cpusToSpare(shape) ? 0.8 : 0.75;
   return shape.ranks >= 4 ? 0.8 : 1.05;
 }
 
@@ -219,8 +230,9 @@ double doubleTreeUs(const CallShape& shape, const CostModel& model) {
   const double hops = 2 * std::floor(std::log2(static_cast<double>(shape.ranks)));
   const bool two = shape.ranks == 2;
   const double hopShare = two ? 1.0 : overNetwork(shape) ? 0.6 : 0.75;
+  // Where ranks have CPUs to spare, the tree's extra bytes count over TCP (cpusToSpare).
   const double byteFactor = two                  ? 1.0
-                            : overNetwork(shape) ? 0.7
+                            : overNetwork(shape) ? (cpusToSpare(shape) ? 1.1 : 0.7)
                                                  : 0.8 * (1 + (hops - 1) / (2 * pieces));
   return (hops * hopShare + (pieces - 1) * kTreeStepsPerExtraPiece) *
              flatLink(shape, model).alphaUs +

@@ -57,8 +57,9 @@ struct CallShape {
   bool sharedMemory = false;  // every peer of a single-host job over shm
   // The largest message the schedules send whole (HOOP_CHUNK_SIZE: a shm slot by default).
   size_t pieceLimit = size_t{512} << 10;
-  // The most ranks per CPU on any host (at least 1), and the level-2 cache per CPU (0: unknown,
-  // kAssumedLevel2Bytes stands in). Both agreed by every rank (Communicator::ranksPerCpu).
+  // The most ranks per CPU on any host (below 1: every host has CPUs to spare; 0.25 for 4
+  // unbound ranks on 16 CPUs), and the level-2 cache per CPU (0: unknown, kAssumedLevel2Bytes
+  // stands in). Both agreed by every rank (Communicator::ranksPerCpu).
   double ranksPerCpu = 1;
   size_t level2BytesPerCpu = 0;
 };

@@ -172,7 +172,7 @@ class Communicator {
   bool everyPeerOverShm_ = false;
   int crossRank_ = 0;
   int crossSize_ = 1;
-  double ranksPerCpu_ = 1;
+  double ranksPerCpu_ = 0;  // below 1 where every host has CPUs to spare
   size_t level2BytesPerCpu_ = 0;
   Config config_;
   std::vector<PeerInfo> peers_;

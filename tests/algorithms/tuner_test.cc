@@ -246,6 +246,36 @@ TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
   }
 }
 
+// Over TCP on one host, where every rank has CPUs to spare, bytes cost what they cost: the
+// double tree's extra bytes lose large buffers to two-shot, which moves the ring's bytes in two
+// steps (measured on 16 CPUs at 4 ranks, 2-32 MiB); where ranks share CPUs the tree keeps them.
+// The figures are what calibration read on the 16-CPU machine.
+TEST(CostModel, OverTcpRanksWithCpusToSpareTakeTwoShotForLargeBuffers) {
+  CostModel model;
+  model.tcp = {8.9, 4.3e3};
+  model.reduceBytesPerUs = 7.8e3;
+  for (size_t bytes : {size_t{2} << 20, size_t{8} << 20, size_t{32} << 20}) {
+    CallShape spare = oneHost(bytes, 4, false);
+    spare.ranksPerCpu = 0.25;  // 4 ranks, 16 CPUs
+    EXPECT_EQ(fastest(spare, model, kMultiStepSchedules), "twoshot") << bytes;
+    CallShape shared = spare;
+    shared.ranksPerCpu = 2;  // 4 ranks, 2 CPUs
+    EXPECT_EQ(fastest(shared, model, kMultiStepSchedules), "tree") << bytes;
+    // One CPU a rank is not to spare; nor are CPUs on one host of several.
+    CallShape one = spare;
+    one.ranksPerCpu = 1;
+    EXPECT_EQ(fastest(one, model, kMultiStepSchedules), "tree") << bytes;
+    CallShape twoHosts = spare;
+    twoHosts.hosts = 2;
+    twoHosts.ranksPerHost = 2;
+    EXPECT_NE(fastest(twoHosts, model, kMultiStepSchedules), "twoshot") << bytes;
+  }
+  // Small buffers stay with the fewest messages.
+  CallShape small = oneHost(8, 4, false);
+  small.ranksPerCpu = 0.25;
+  EXPECT_EQ(fastest(small, model, kMultiStepSchedules), "recdoubling");
+}
+
 // `ranks` ranks on `cpus` CPUs of `level2` bytes of level-2 cache each (0: not known).
 CallShape onCpus(size_t bytes, size_t ranks, size_t cpus, size_t level2 = size_t{1} << 20) {
   CallShape shape = oneHost(bytes, ranks, true);
