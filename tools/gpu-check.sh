@@ -77,7 +77,7 @@ build_programs() {
     exit 1
   }
   build_seconds=$(($(date +%s) - start))
-  echo "gpu-check: built in ${build_seconds} s (architectures $archs)"
+  echo "gpu-check: built in ${build_seconds} s (nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), architectures $archs)"
 }
 
 # Where a built program lies in build-gpu/.

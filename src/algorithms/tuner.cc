@@ -104,7 +104,8 @@ bool twoShotPriced(const CallShape& shape) {
 // The two-shot allreduce's byte terms against the ring's.
 // - Two ranks: one message each way per step; it is the ring.
 // - Over TCP its streams at once keep the connections busier: 0.55-0.8x the ring's time at
-//   512 KiB to 2 MiB at 4 ranks.
+//   512 KiB to 2 MiB at 4 ranks on 2 CPUs. Sliced, where ranks have CPUs to spare
+//   (cpusToSpare), 0.75-0.93x the ring's from 2 to 32 MiB at 4 ranks on 16 CPUs: 0.8.
 // - Over shm, in slices that stay in the level-2 cache (twoShotSliceBytes), from 4 ranks on:
 //   the ring's 2(n-1) steps move in lockstep, where two-shot's n-1 messages of a step land in
 //   any order. On 2 cores it read 0.56-0.90x the ring's time at 4 ranks from 512 KiB to
