@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "core/config.h"
 #include "shm_test_util.h"
@@ -32,6 +35,34 @@ TEST(ShmSegment, IsPrivateUnguessableAndRemovedWhenDropped) {
   }
   // Created but never handed to a peer (setup failed half-way): the name must not stay behind.
   EXPECT_FALSE(existsInDevShm(name));
+}
+
+// Kibibytes of the mapping that starts at `address` that are in this process's page tables
+// (its "Rss" in /proc/self/smaps), or -1 when no mapping starts there.
+long residentKiB(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto start = reinterpret_cast<uintptr_t>(address);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    const size_t dash = line.find('-');
+    if (dash != std::string::npos && dash > 0 &&
+        line.find_first_not_of("0123456789abcdef") == dash) {
+      inside = std::stoull(line.substr(0, dash), nullptr, 16) == start;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stol(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// Both sides map the segment with its pages in place: a first touch inside a collective would
+// cost a page fault there (for hundreds of calls, with spread messages).
+TEST(ShmSegment, BothSidesMapEveryPageUpFront) {
+  constexpr size_t kBytes = 4 << 20;
+  ShmSegment created = ShmSegment::create(kBytes, "/dev/shm", kBytes);
+  ShmSegment opened = ShmSegment::open(created.name(), kBytes);
+  EXPECT_EQ(residentKiB(created.data()), long{kBytes >> 10});
+  EXPECT_EQ(residentKiB(opened.data()), long{kBytes >> 10});
 }
 
 TEST(ShmSetup, SegmentNameIsGoneRightAfterSetupAndGeometryIsTheCreators) {

@@ -31,8 +31,14 @@ std::string mebibytes(size_t bytes) {
        "or smaller slots (HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE)");
 }
 
+// Mapped with every page in place. The creator's posix_fallocate has already given the segment
+// its pages, so this takes no more memory: it only fills this process's page tables now. Left to
+// the first touch, each page costs a fault inside a collective the first time a message lands on
+// it, and spread messages (ShmOptions::spreadBytes) reach new pages for hundreds of calls: 4
+// ranks exchanging 2 KiB spread over 128 KiB a slot took 137 us a call for their first 300
+// calls, and 27 us once every page had been touched (bench/RESULTS.md, twenty-first pass).
 Mapping mapShared(int fd, size_t bytes, const std::string& name) {
-  void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (address == MAP_FAILED) {
     fail(hoopSystemError, "mmap of shared-memory segment ", name, " (", bytes,
          " bytes): ", errnoText(errno));
