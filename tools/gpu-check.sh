@@ -90,14 +90,11 @@ built_program() {
 
 if [ "$mode" = pack ]; then
   build_programs
-  mkdir -p "$pack_dir/lib"
+  mkdir -p "$pack_dir"
   for program in "${test_programs[@]}" hoop-cuda-bench; do
     strip --strip-debug -o "$pack_dir/$program" "$(built_program "$program")"
-    # Shared libraries beyond the C and C++ runtimes (hwloc, and what it needs), which a GPU
-    # machine's image may lack. The runtimes stay: the GPU machine's own must be as new.
-    ldd "$(built_program "$program")" | awk '$3 ~ /^\// {print $3}' |
-      { grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
-      while read -r lib; do cp -L "$lib" "$pack_dir/lib/"; done
+    # hwloc and what it needs, which a GPU machine's image may lack.
+    tools/bundle-libs.sh "$pack_dir/lib" "$(built_program "$program")"
   done
   printf 'packed by tools/gpu-check.sh on %s, %s, architectures %s\n' "$(hostname)" \
     "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$archs" >"$pack_dir/PACKED"

@@ -22,13 +22,7 @@ mkdir -p "$dir/bin" "$dir/lib"
 for program in hooprun hoop-perf gloo_allreduce_bench mpi_allreduce_bench; do
   [ -x "$build/bin/$program" ] || continue
   strip --strip-debug -o "$dir/bin/$program" "$build/bin/$program"
-  ldd "$build/bin/$program" | awk '$3 ~ /^\// {print $3}' |
-    { grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' || true; } |
-    while read -r lib; do
-      cp -L "$lib" "$dir/lib/"
-      chmod u+w "$dir/lib/$(basename "$lib")"
-      strip --strip-debug "$dir/lib/$(basename "$lib")"
-    done
+  tools/bundle-libs.sh "$dir/lib" "$build/bin/$program"
 done
 printf 'packed from %s at %s on %s\n' "$build" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   "$(hostname)" >"$dir/PACKED"
