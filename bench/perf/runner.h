@@ -22,8 +22,14 @@ struct Timing {
   std::vector<double> iterationUs;
 };
 
-// warmupIters untimed calls, a barrier so every rank starts the batch together, then iters timed
-// calls. Local to this rank: combine with combineAcrossRanks.
+// The collective hoop's schedule queries (hoopCommScheduleName, hoopCommScheduleSettled) take
+// for `collective`; false for sendrecv, a group that has no schedule.
+bool scheduledCollective(Collective collective, hoopCollective_t* asked);
+
+// warmupIters untimed calls, then more until hoop has settled its schedule for the call (it
+// times the schedules it cannot tell apart on the first calls of a size: hoopCommScheduleSettled),
+// a barrier so every rank starts the batch together, then iters timed calls. So the batch
+// measures the schedule a long job runs. Local to this rank: combine with combineAcrossRanks.
 Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
                  int iters);
 

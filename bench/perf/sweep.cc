@@ -46,16 +46,8 @@ PlacementResult measure(const Bench& bench, const CallSpec& call, size_t rowByte
 // The schedule hoop runs on comm for one call of `count` elements (as the call takes them) of
 // `type`, as hoop itself names it; "grouped" for sendrecv.
 std::string scheduleForRow(hoopComm_t comm, Collective coll, size_t count, hoopDataType_t type) {
-  hoopCollective_t asked = hoopCollAllReduce;
-  switch (coll) {
-    case Collective::kAllReduce: asked = hoopCollAllReduce; break;
-    case Collective::kAllGather: asked = hoopCollAllGather; break;
-    case Collective::kBroadcast: asked = hoopCollBroadcast; break;
-    case Collective::kReduce: asked = hoopCollReduce; break;
-    case Collective::kReduceScatter: asked = hoopCollReduceScatter; break;
-    case Collective::kAllToAll: asked = hoopCollAllToAll; break;
-    case Collective::kSendRecv: return "grouped";
-  }
+  hoopCollective_t asked{};
+  if (!scheduledCollective(coll, &asked)) return "grouped";
   const char* name = nullptr;
   if (hoopCommScheduleName(comm, asked, count, type, &name) != hoopSuccess) return "unknown";
   return name;
@@ -89,7 +81,6 @@ SweepResult runSweep(const Bench& bench) {
         const RowCounts counts = rowCounts(collective, size, typeSize(type), bench.nranks);
         RowResult row;
         row.collective = collective;
-        row.algorithm = scheduleForRow(bench.comm, collective, counts.count, type);
         row.transport = transportInUse();
         row.bytes = counts.bytes;
         row.count = counts.count;
@@ -108,6 +99,8 @@ SweepResult runSweep(const Bench& bench) {
           printOnRank0(bench.rank, placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
           (inPlace ? row.inPlace : row.outOfPlace) = m;
         }
+        // Asked after the timed calls: the schedule they ran, once hoop had settled it.
+        row.algorithm = scheduleForRow(bench.comm, collective, counts.count, type);
         printOnRank0(bench.rank, scheduleColumn(row.algorithm) + "\n");
         result.rows.push_back(std::move(row));
       }

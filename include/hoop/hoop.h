@@ -174,6 +174,12 @@ typedef enum {
 } hoopCollective_t;
 hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                   hoopDataType_t datatype, const char** name);
+/* hoop extension: *settled = 1 when that schedule is fixed for such calls from now on, 0 while
+ * hoop is still timing the schedules it cannot tell apart on the first calls of their size
+ * class (HOOP_TUNE_TRIAL). The same on every rank after the same calls; a benchmark that wants
+ * the steady state runs calls until it reads 1. */
+hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective, size_t count,
+                                     hoopDataType_t datatype, int* settled);
 
 /* On a non-blocking communicator every call below (and hoopGroupEnd for the group's work on it)
  * checks its arguments, queues the operation and returns hoopInProgress; the buffers belong to

@@ -52,6 +52,9 @@ struct ScheduleChoice {
   size_t pieceBytes = 0;  // 0: the schedule's pieces are HOOP_CHUNK_SIZE
 };
 ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args);
+// Whether that choice is fixed for calls like `args` from now on: false while their size class
+// is still timing schedules (schedule_trial.h). The same on every rank.
+bool scheduleSettled(const Communicator& comm, const CollectiveArgs& args);
 // Runs the sends and receives of one group concurrently, to completion.
 void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
 void runBarrier(Communicator& comm);

@@ -38,6 +38,7 @@ CostModel CostModel::fromEnvironment() {
   model.shmFromEnv = envString("HOOP_TUNE_SHM").has_value();
   model.tcpFromEnv = envString("HOOP_TUNE_TCP").has_value();
   model.calibrate = envInt("HOOP_TUNE_CALIBRATE", 1) != 0;
+  model.trial = envInt("HOOP_TUNE_TRIAL", 1) != 0;
   if (auto text = envString("HOOP_TUNE_REDUCE")) {
     model.reduceFromEnv = true;
     char* end = nullptr;

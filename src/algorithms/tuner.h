@@ -43,6 +43,8 @@ struct CostModel {
   bool tcpFromEnv = false;
   bool reduceFromEnv = false;
   bool calibrate = true;  // HOOP_TUNE_CALIBRATE (0 keeps the defaults)
+  // HOOP_TUNE_TRIAL (0: the model's pick, never timed; schedule_trial.h).
+  bool trial = true;
 
   // Defaults, with HOOP_TUNE_* overrides; a malformed value is hoopInvalidArgument naming it.
   static CostModel fromEnvironment();

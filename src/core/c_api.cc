@@ -521,31 +521,56 @@ HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* async
   });
 }
 
+namespace {
+
+// The call hoopCommScheduleName and hoopCommScheduleSettled ask about, checked.
+CollectiveArgs askedCall(hoopComm_t comm, hoopCollective_t collective, size_t count,
+                         hoopDataType_t datatype, const void* answer, const char* answerName,
+                         const char* function) {
+  usableComm(comm, function);
+  checkType(datatype, function);
+  if (answer == nullptr) fail(hoopInvalidArgument, function, ": ", answerName, " is NULL");
+  const auto kind = static_cast<OpKind>(collective);
+  switch (kind) {
+    case OpKind::kAllReduce:
+    case OpKind::kBroadcast:
+    case OpKind::kReduce:
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAllToAll: break;
+    default:
+      fail(hoopInvalidArgument, function, ": ", static_cast<int>(collective),
+           " is not a hoopCollective_t");
+  }
+  CollectiveArgs args;
+  args.kind = kind;
+  args.count = count;
+  args.type = static_cast<DataType>(datatype);
+  return args;
+}
+
+}  // namespace
+
 HOOP_API hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective,
                                            size_t count, hoopDataType_t datatype,
                                            const char** name) {
   return guarded(nullptr, [&] {
-    usableComm(comm, "hoopCommScheduleName");
-    checkType(datatype, "hoopCommScheduleName");
-    if (name == nullptr) fail(hoopInvalidArgument, "hoopCommScheduleName: name is NULL");
-    const auto kind = static_cast<OpKind>(collective);
-    switch (kind) {
-      case OpKind::kAllReduce:
-      case OpKind::kBroadcast:
-      case OpKind::kReduce:
-      case OpKind::kAllGather:
-      case OpKind::kReduceScatter:
-      case OpKind::kAllToAll: break;
-      default:
-        fail(hoopInvalidArgument, "hoopCommScheduleName: ", static_cast<int>(collective),
-             " is not a hoopCollective_t");
-    }
-    CollectiveArgs args;
-    args.kind = kind;
-    args.count = count;
-    args.type = static_cast<DataType>(datatype);
+    const CollectiveArgs args =
+        askedCall(comm, collective, count, datatype, name, "name", "hoopCommScheduleName");
+    // A call in flight (non-blocking communicators) may be settling the choice.
+    std::lock_guard lock(comm->impl->operationMutex());
     // Literals in the registry: a static C string.
     *name = chooseSchedule(*comm->impl, args).schedule->name.data();
+  });
+}
+
+HOOP_API hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective,
+                                              size_t count, hoopDataType_t datatype, int* settled) {
+  return guarded(nullptr, [&] {
+    const CollectiveArgs args =
+        askedCall(comm, collective, count, datatype, settled, "settled", "hoopCommScheduleSettled");
+    std::lock_guard lock(comm->impl->operationMutex());
+    *settled = scheduleSettled(*comm->impl, args) ? 1 : 0;
   });
 }
 

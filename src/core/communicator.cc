@@ -208,6 +208,11 @@ void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
       pieceBytes != 0 ? str(", pieces of ", pieceBytes, " bytes") : std::string(), ")");
 }
 
+ScheduleTrials& Communicator::scheduleTrials() {
+  if (scheduleTrials_ == nullptr) scheduleTrials_ = std::make_unique<ScheduleTrials>();
+  return *scheduleTrials_;
+}
+
 char* Communicator::scratch(size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algorithms/ring.h"
+#include "algorithms/schedule_trial.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -134,6 +135,10 @@ class Communicator {
   };
   ScheduleMemo& scheduleMemo(OpKind kind) { return scheduleMemos_[static_cast<size_t>(kind)]; }
 
+  // The timed choices by kind and size class (algorithms/schedule_trial.h), created on first use.
+  ScheduleTrials& scheduleTrials();
+  const ScheduleTrials* scheduleTrialsIfAny() const { return scheduleTrials_.get(); }
+
   // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
   // moves it: take it once per operation, at the largest size the operation needs.
   char* scratch(size_t bytes);
@@ -202,6 +207,7 @@ class Communicator {
   Clock::time_point deadline_{};
   std::vector<char> scratch_;
   std::array<ScheduleMemo, 16> scheduleMemos_{};
+  std::unique_ptr<ScheduleTrials> scheduleTrials_;
   std::vector<std::pair<OpKind, const char*>> announcedSchedules_;
   std::vector<pollfd> pollFds_;
   std::atomic<bool> abort_{false};

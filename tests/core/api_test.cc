@@ -1,13 +1,16 @@
 // The C and C++ API in one process: argument checking, error messages, lifetimes, abort, and
 // ranks as threads for the cases that need several (mismatched calls, strangers on the ports).
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <future>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "core/bootstrap.h"
 #include "core/error.h"
@@ -54,6 +57,20 @@ TEST_F(SingleRank, ScheduleNameSaysWhatWouldRun) {
   EXPECT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 10, hoopInt8, nullptr),
             hoopInvalidArgument);
   EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("name is NULL"), std::string::npos);
+}
+
+// One rank has no schedule to time: every choice is settled from the start.
+TEST_F(SingleRank, ScheduleIsSettledWithoutPeers) {
+  int settled = -1;
+  ASSERT_EQ(hoopCommScheduleSettled(comm_, hoopCollAllReduce, 1000, hoopFloat32, &settled),
+            hoopSuccess)
+      << hoopGetLastError(comm_);
+  EXPECT_EQ(settled, 1);
+  EXPECT_EQ(hoopCommScheduleSettled(comm_, hoopCollAllReduce, 10, hoopInt8, nullptr),
+            hoopInvalidArgument);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("hoopCommScheduleSettled: settled is NULL"),
+            std::string::npos)
+      << hoopGetLastError(nullptr);
 }
 
 TEST_F(SingleRank, QueriesAndVersion) {
@@ -200,6 +217,57 @@ void runRanks(int nranks, Body body) {
     });
   }
   for (auto& t : threads) t.join();
+}
+
+// hoop's timed choice (schedule_trial.h) at 2 KiB, where the model prices several schedules
+// close together: unsettled before the first call, settled on both ranks after the same number
+// of calls (at most 36), every sum exact meanwhile, and both ranks then name the same schedule.
+// Turned off, the model's pick is settled from the start. The model keeps its default figures,
+// which price several schedules within 2x of each other there; figures measured on a loaded
+// machine may price one far ahead, leaving nothing to time.
+TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
+  constexpr size_t kCount = 512;
+  constexpr int kMostCalls = 100;
+  setenv("HOOP_TUNE_CALIBRATE", "0", 1);
+  for (const bool trial : {true, false}) {
+    setenv("HOOP_TUNE_TRIAL", trial ? "1" : "0", 1);
+    int callsToSettle[2] = {-1, -1};
+    const char* names[2] = {};
+    runRanks(2, [&](hoopComm_t comm, int rank) {
+      int settled = -1;
+      ASSERT_EQ(hoopCommScheduleSettled(comm, hoopCollAllReduce, kCount, hoopFloat32, &settled),
+                hoopSuccess);
+      EXPECT_EQ(settled, trial ? 0 : 1) << "rank " << rank;
+      int calls = 0;
+      for (; settled == 0 && calls < kMostCalls; ++calls) {
+        std::vector<float> data(kCount, static_cast<float>(rank + 1 + calls));
+        ASSERT_EQ(
+            hoopAllReduce(data.data(), data.data(), kCount, hoopFloat32, hoopSum, comm, nullptr),
+            hoopSuccess)
+            << hoopGetLastError(comm);
+        const float expected = static_cast<float>(3 + 2 * calls);
+        ASSERT_EQ(data.front(), expected) << "rank " << rank << " call " << calls;
+        ASSERT_EQ(data.back(), expected) << "rank " << rank << " call " << calls;
+        ASSERT_EQ(hoopCommScheduleSettled(comm, hoopCollAllReduce, kCount, hoopFloat32, &settled),
+                  hoopSuccess);
+      }
+      callsToSettle[rank] = calls;
+      ASSERT_EQ(hoopCommScheduleName(comm, hoopCollAllReduce, kCount, hoopFloat32, &names[rank]),
+                hoopSuccess);
+    });
+    unsetenv("HOOP_TUNE_TRIAL");
+    EXPECT_EQ(callsToSettle[0], callsToSettle[1]);
+    if (trial) {
+      EXPECT_GE(callsToSettle[0], 2 * 4);  // two candidates at least, a burst of four each
+      EXPECT_LE(callsToSettle[0], 36);
+    } else {
+      EXPECT_EQ(callsToSettle[0], 0);
+    }
+    ASSERT_NE(names[0], nullptr);
+    ASSERT_NE(names[1], nullptr);
+    EXPECT_STREQ(names[0], names[1]);
+  }
+  unsetenv("HOOP_TUNE_CALIBRATE");
 }
 
 TEST(Mismatch, DifferentCountsAreInvalidUsageOnBothRanks) {

@@ -332,6 +332,71 @@ TEST(Algorithm, EveryRankMakesTheSameChoice) {
   }
 }
 
+// hoop's timed choice (schedule_trial.h) over each transport: four ranks loop on 2 KiB sums
+// (checked exactly every call) long enough for that class, and the loop's 4-byte vote, to settle.
+// Every rank logs the same settlements in the same order, from the same agreed times, and each
+// winner is the fastest of the times it logs or within the noise margin of it. With
+// HOOP_TUNE_TRIAL=0 nothing is timed. The model keeps its default figures, which price several
+// schedules within 2x of each other at 2 KiB; figures measured on a loaded machine may price one
+// far ahead, leaving nothing to time.
+TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
+  for (const char* transport : {"tcp", "shm"}) {
+    auto results = runWithUniqueId(4, {"--suite", "loop", "--seconds", "1", "--count", "512"},
+                                   {{"HOOP_TRANSPORT", transport},
+                                    {"HOOP_TUNE_CALIBRATE", "0"},
+                                    {"HOOP_DEBUG", "INFO"},
+                                    {"HOOP_DEBUG_SUBSYS", "TUNE"}});
+    expectAllPassed(results);
+    std::vector<std::vector<std::string>> settled(results.size());
+    for (size_t r = 0; r < results.size(); ++r) {
+      std::istringstream lines(results[r].output);
+      for (std::string line; std::getline(lines, line);) {
+        const size_t at = line.find("allreduce of ");
+        if (at != std::string::npos && line.find(" settled on ", at) != std::string::npos) {
+          settled[r].push_back(line.substr(at));
+        }
+      }
+      EXPECT_EQ(settled[r], settled[0]) << transport << ": rank " << r << " settled differently";
+    }
+    // The vote's class is timed too where the model prices two schedules close together there.
+    ASSERT_GE(settled[0].size(), 1u) << transport << ": " << results[0].output;
+    ASSERT_LE(settled[0].size(), 2u) << transport << ": " << results[0].output;
+    EXPECT_EQ(settled[0][0].rfind("allreduce of 2048 to 4095 bytes settled on ", 0), 0u)
+        << settled[0][0];
+    if (settled[0].size() == 2) {
+      EXPECT_EQ(settled[0][1].rfind("allreduce of 4 to 7 bytes settled on ", 0), 0u)
+          << settled[0][1];
+    }
+    for (const std::string& line : settled[0]) {
+      // "... settled on W (at B bytes, ...: A 1.0 us, B 2.0 us; the model's pick: A)"
+      const size_t nameAt = line.find(" settled on ") + 12;
+      const std::string winner = line.substr(nameAt, line.find(" (at ", nameAt) - nameAt);
+      const size_t listAt = line.find("call(s): ") + 9;
+      std::istringstream list(line.substr(listAt, line.find("; the model's pick") - listAt));
+      double winnerUs = -1;
+      double fastestUs = 1e300;
+      for (std::string item; std::getline(list, item, ',');) {
+        if (item.front() == ' ') item.erase(0, 1);
+        const size_t unit = item.rfind(" us");
+        const size_t space = item.rfind(' ', unit - 1);
+        ASSERT_NE(unit, std::string::npos) << line;
+        const double us = std::stod(item.substr(space + 1, unit - space - 1));
+        if (item.substr(0, space) == winner) winnerUs = us;
+        fastestUs = std::min(fastestUs, us);
+      }
+      ASSERT_GE(winnerUs, 0) << "the winner is not among the timed schedules: " << line;
+      EXPECT_LE(winnerUs * 0.97, fastestUs) << line;
+    }
+  }
+  auto results = runWithUniqueId(
+      2, {"--suite", "loop", "--seconds", "0.2", "--count", "512"},
+      {{"HOOP_TUNE_TRIAL", "0"}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "TUNE"}});
+  expectAllPassed(results);
+  for (const auto& result : results) {
+    EXPECT_EQ(result.output.find("settled on"), std::string::npos) << result.output;
+  }
+}
+
 // Two-shot's slices follow the ranks per CPU (tuner.h), which every rank must agree on though
 // each sees only its own affinity: four ranks bound in pairs (taskset) each report the same
 // crowding, pick the same slices, and the forced two-shot sweep is exact.

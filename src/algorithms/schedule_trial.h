@@ -1,0 +1,112 @@
+// hoop's choice settled by the job's own calls. The cost model (tuner.h) prices schedules from
+// factors fitted on one machine; where it prices two or three of them close together it cannot
+// be trusted to order them: on the 2-core VM it was fitted on, its pick missed the fastest by up
+// to 1.3x at 16-32 KiB (4 ranks over shm), and on a 16-CPU host by 1.1-2x at several sizes
+// (bench/RESULTS.md, twenty-first pass). So the first calls of each kind of collective in each
+// power-of-two size class time those schedules on the job's own data, and the class keeps the
+// fastest.
+//
+// Candidates: the schedules the model predicts within kTrialMargin of its fastest, at most
+// kMaxTrialCandidates, in the model's order. Rounds: each round runs every candidate on a burst
+// of calls in a row, the first untimed (it warms the schedule's buffers and absorbs the previous
+// schedule's tail: a rank that left one schedule early waits in the next for the others) and the
+// others timed, each call on its own (the job's other calls in between do not count). Calls of
+// the class at another size than the first one's are served by the model meanwhile and not
+// timed. Each round starts with the next candidate, so none always follows the same one. After
+// the last round every rank takes each candidate's fastest round (its mean call: as calibration
+// does, so that another process's time slice does not count), the ranks keep the slowest rank's
+// figure of each (passed once around the ring), and all pick the least: every rank decides from the
+// same numbers, at the same call, so every rank runs the same schedule. A later candidate must beat
+// an earlier one by kTrialWinFraction to displace it, so schedules within the noise keep the
+// model's order.
+//
+// The trial's calls are ordinary calls: exact, and bitwise identical on every rank. Which
+// schedule a class settles on depends on timing, so floating-point results may differ from one
+// run to the next (another order of additions); HOOP_ALGO fixes the schedule for jobs that need
+// the same bits every run, and HOOP_TUNE_TRIAL=0 keeps the model's pick.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/types.h"
+#include "transport/connection.h"
+
+namespace hoop {
+
+struct AlgorithmEntry;
+class Communicator;
+
+inline constexpr double kTrialMargin = 2.0;
+inline constexpr size_t kMaxTrialCandidates = 3;
+// Calls the model prices under kQuickCallUs get three rounds of three timed calls each (36 calls
+// for three candidates: on a shared machine one call of a few microseconds can take ten times
+// its usual time); longer ones one round of one (6 calls: each already spans many steps, and a
+// 256 MiB call can take a second).
+inline constexpr double kQuickCallUs = 1000;
+inline constexpr size_t kMaxTimedRounds = 3;
+inline constexpr double kTrialWinFraction = 0.03;
+
+// The candidates among schedules with these predictions (nullopt: the model does not price it,
+// or it cannot serve the call): indices, fastest first (ties: the lower index).
+std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predictedUs);
+struct TrialPlan {
+  size_t rounds;
+  size_t timedPerBurst;
+};
+TrialPlan trialPlan(double fastestPredictedUs);
+// The index of the winner among the candidates' agreed times, in candidate order.
+size_t trialWinner(std::span<const double> agreedUs);
+// A call's size class: the bit width of its bytes (sizes from 2^(c-1) to 2^c - 1).
+size_t trialSizeClass(size_t bytes);
+
+// One kind of collective in one size class.
+struct ScheduleTrial {
+  enum class Phase : uint8_t { kNotStarted, kTiming, kSettled };
+  Phase phase = Phase::kNotStarted;
+  size_t bytes = 0;  // the size the candidates are timed at
+  std::array<const AlgorithmEntry*, kMaxTrialCandidates> candidates{};
+  size_t candidateCount = 0;
+  TrialPlan plan{};
+  size_t callsRun = 0;
+  // By candidate and round: the timed calls' microseconds, summed.
+  std::array<std::array<double, kMaxTimedRounds>, kMaxTrialCandidates> timedUs{};
+  // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
+  const AlgorithmEntry* winner = nullptr;
+
+  size_t burstCalls() const { return 1 + plan.timedPerBurst; }
+  size_t callsInTrial() const { return candidateCount * burstCalls() * plan.rounds; }
+  size_t round() const { return callsRun / (candidateCount * burstCalls()); }
+  size_t nextCandidate() const { return (callsRun / burstCalls() + round()) % candidateCount; }
+  bool nextCallTimed() const { return callsRun % burstCalls() != 0; }
+  // This rank's fastest round of each candidate: its mean timed call.
+  std::vector<double> fastestRoundsUs() const;
+};
+
+// After a trial's last call, on every rank: agrees on the slowest rank's median of each
+// candidate (once around the ring, in frames of the call's own `tag`), picks the winner, and logs
+// the times and the pick at INFO.
+void settleTrial(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+
+// Every kind and size class a communicator has called, created on first use.
+class ScheduleTrials {
+ public:
+  ScheduleTrial& at(OpKind kind, size_t bytes) { return trials_[key(kind, bytes)]; }
+  const ScheduleTrial* find(OpKind kind, size_t bytes) const {
+    const auto found = trials_.find(key(kind, bytes));
+    return found == trials_.end() ? nullptr : &found->second;
+  }
+
+ private:
+  static uint32_t key(OpKind kind, size_t bytes) {
+    return static_cast<uint32_t>(kind) << 8 | static_cast<uint32_t>(trialSizeClass(bytes));
+  }
+  std::unordered_map<uint32_t, ScheduleTrial> trials_;
+};
+
+}  // namespace hoop
