@@ -56,7 +56,7 @@ std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predi
 
 TrialPlan trialPlan(double fastestPredictedUs) {
   if (fastestPredictedUs < kQuickCallUs) return {kMaxTimedRounds, 3};
-  return {1, 1};
+  return {2, 1};
 }
 
 size_t trialWinner(std::span<const double> agreedUs) {

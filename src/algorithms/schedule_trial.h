@@ -46,8 +46,9 @@ inline constexpr double kTrialMargin = 2.0;
 inline constexpr size_t kMaxTrialCandidates = 3;
 // Calls the model prices under kQuickCallUs get three rounds of three timed calls each (36 calls
 // for three candidates: on a shared machine one call of a few microseconds can take ten times
-// its usual time); longer ones one round of one (6 calls: each already spans many steps, and a
-// 256 MiB call can take a second).
+// its usual time); longer ones two rounds of one (12 calls: each already spans many steps, and
+// a 256 MiB call can take a second; one round alone picked 1.16-1.2x slower schedules at 32 MiB
+// on a 16-CPU host).
 inline constexpr double kQuickCallUs = 1000;
 inline constexpr size_t kMaxTimedRounds = 3;
 inline constexpr double kTrialWinFraction = 0.03;

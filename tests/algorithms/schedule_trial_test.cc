@@ -30,7 +30,7 @@ TEST(ScheduleTrial, QuickCallsGetMoreTimedCallsThanLongOnes) {
   const TrialPlan slow = trialPlan(kQuickCallUs);
   EXPECT_EQ(quick.rounds, kMaxTimedRounds);
   EXPECT_EQ(quick.timedPerBurst, 3u);
-  EXPECT_EQ(slow.rounds, 1u);
+  EXPECT_EQ(slow.rounds, 2u);
   EXPECT_EQ(slow.timedPerBurst, 1u);
 }
 

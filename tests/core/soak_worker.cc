@@ -188,6 +188,28 @@ class CheckedAllReduce {
  public:
   explicit CheckedAllReduce(hoopComm_t comm) : comm_(comm) {}
 
+  // Runs each call in turn until hoop has settled its schedule for every one
+  // (hoopCommScheduleSettled): the schedules it times on a size class's first calls are part of
+  // the warm-up, as each one's first use grows the staging memory. A class is timed at the size
+  // it was first called with, so other sizes of it settle only when that one runs: hence rounds
+  // over all of them.
+  void settle(const std::vector<std::tuple<DataType, RedOp, size_t>>& calls) {
+    for (int round = 0; round < 100; ++round) {
+      bool allSettled = true;
+      for (const auto& [t, op, count] : calls) {
+        int settled = 0;
+        ok(hoopCommScheduleSettled(comm_, hoopCollAllReduce, count, static_cast<hoopDataType_t>(t),
+                                   &settled),
+           comm_, "hoopCommScheduleSettled");
+        if (settled != 0) continue;
+        allSettled = false;
+        run(t, op, count, false, "settling allreduce of " + std::to_string(count));
+      }
+      if (allSettled) return;
+    }
+    die("hoop's schedules were not settled after 100 rounds of calls");
+  }
+
   void run(DataType t, RedOp op, size_t count, bool inPlace, const std::string& what) {
     auto& [input, expected] = prepare(t, op, count);
     output_.resize(input.size());
@@ -254,7 +276,8 @@ void expectMemoryWithin(const char* suite, const Resources& before, const Resour
 // `small` back-to-back small allreduces (1..64 elements, every type and op, in and out of
 // place) with `large` 1-4 MiB ones (int32, float32, int64; sum and max) and a barrier spread evenly
 // among them, every result exact. The first tenth is warm-up (connections, eager buffers, caches,
-// allocator arenas all reach their steady state); resources are sampled after it and at the end.
+// allocator arenas and hoop's timed choice of schedules all reach their steady state); resources
+// are sampled after it and at the end.
 void soak(hoopComm_t comm, size_t small, size_t large, const MemoryBounds& bounds) {
   CheckedAllReduce allReduce(comm);
   const size_t largeEvery = large == 0 ? small + 1 : small / large;
@@ -270,10 +293,14 @@ void soak(hoopComm_t comm, size_t small, size_t large, const MemoryBounds& bound
   size_t largeDone = 0;
   for (size_t i = 0; i < small; ++i) {
     if (i == warmUp) {
+      std::vector<std::tuple<DataType, RedOp, size_t>> calls;
       for (size_t later = i; later < small; ++later) {
         auto [t, op, count] = smallCall(later);
         allReduce.prepare(t, op, count);
+        calls.emplace_back(t, op, count);
       }
+      for (size_t l = 0; l < 3; ++l) calls.emplace_back(largeTypes[l], RedOp::kSum, largeCounts[l]);
+      allReduce.settle(calls);
       before = Resources::sample();
     }
     auto [t, op, count] = smallCall(i);
