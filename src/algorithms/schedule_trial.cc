@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -55,8 +56,12 @@ std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predi
 }
 
 TrialPlan trialPlan(double fastestPredictedUs) {
-  if (fastestPredictedUs < kQuickCallUs) return {kMaxTimedRounds, 3};
-  return {2, 1};
+  if (fastestPredictedUs >= kQuickCallUs) return {2, 1};
+  const double fitting = std::ceil(kBurstBudgetUs / std::max(fastestPredictedUs, 1e-3));
+  const size_t burst = fitting >= static_cast<double>(kMaxQuickBurst)
+                           ? kMaxQuickBurst
+                           : std::max(kMinQuickBurst, static_cast<size_t>(fitting));
+  return {kMaxTimedRounds, burst};
 }
 
 size_t trialWinner(std::span<const double> agreedUs) {

@@ -25,11 +25,17 @@ TEST(ScheduleTrial, CandidatesAreTheCloseOnesFastestFirst) {
   EXPECT_TRUE(trialCandidates(Prices{}).empty());
 }
 
+// Quick calls: three rounds of as many timed calls as fit 200 us, from 3 to 16; from 1 ms two
+// rounds of one.
 TEST(ScheduleTrial, QuickCallsGetMoreTimedCallsThanLongOnes) {
-  const TrialPlan quick = trialPlan(kQuickCallUs / 2);
+  const TrialPlan tiny = trialPlan(5);
+  EXPECT_EQ(tiny.rounds, kMaxTimedRounds);
+  EXPECT_EQ(tiny.timedPerBurst, 16u);
+  EXPECT_EQ(trialPlan(0).timedPerBurst, 16u);
+  EXPECT_EQ(trialPlan(40).timedPerBurst, 5u);
+  EXPECT_EQ(trialPlan(45).timedPerBurst, 5u);
+  EXPECT_EQ(trialPlan(kQuickCallUs / 2).timedPerBurst, 3u);
   const TrialPlan slow = trialPlan(kQuickCallUs);
-  EXPECT_EQ(quick.rounds, kMaxTimedRounds);
-  EXPECT_EQ(quick.timedPerBurst, 3u);
   EXPECT_EQ(slow.rounds, 2u);
   EXPECT_EQ(slow.timedPerBurst, 1u);
 }

@@ -192,7 +192,7 @@ class CheckedAllReduce {
   // (hoopCommScheduleSettled): the schedules it times on a size class's first calls are part of
   // the warm-up, as each one's first use grows the staging memory. A class is timed at the size
   // it was first called with, so other sizes of it settle only when that one runs: hence rounds
-  // over all of them.
+  // over all of them, that one among them.
   void settle(const std::vector<std::tuple<DataType, RedOp, size_t>>& calls) {
     for (int round = 0; round < 100; ++round) {
       bool allSettled = true;
@@ -293,10 +293,12 @@ void soak(hoopComm_t comm, size_t small, size_t large, const MemoryBounds& bound
   size_t largeDone = 0;
   for (size_t i = 0; i < small; ++i) {
     if (i == warmUp) {
+      // Every small call of the soak, the warm-up's included: a class is timed at the size its
+      // first call had.
       std::vector<std::tuple<DataType, RedOp, size_t>> calls;
-      for (size_t later = i; later < small; ++later) {
-        auto [t, op, count] = smallCall(later);
-        allReduce.prepare(t, op, count);
+      for (size_t any = 0; any < small; ++any) {
+        auto [t, op, count] = smallCall(any);
+        if (any >= i) allReduce.prepare(t, op, count);
         calls.emplace_back(t, op, count);
       }
       for (size_t l = 0; l < 3; ++l) calls.emplace_back(largeTypes[l], RedOp::kSum, largeCounts[l]);
