@@ -47,8 +47,9 @@ inline constexpr size_t kMaxTrialCandidates = 3;
 // Calls the model prices under kQuickCallUs get three rounds, each burst timing as many calls as
 // fit kBurstBudgetUs by that price, from 3 to 16 (at most 153 calls for three candidates, a few
 // milliseconds): on a shared machine one call of a few microseconds can take ten times its usual
-// time, and with three timed calls a burst left schedules 0.5-1 us apart at 6 us (2 ranks over
-// TCP on a 16-CPU host) in the wrong order. Longer calls get two rounds of one timed call (12
+// time. (They were made longer for schedules 0.5-1 us apart at 6 us, 2 ranks over TCP on a
+// 16-CPU host, whose order the trial kept getting wrong; that case did not move: bench/
+// RESULTS.md, twenty-second pass.) Longer calls get two rounds of one timed call (12
 // calls: each already spans many steps, and a 256 MiB call can take a second; one round alone
 // picked 1.16-1.2x slower schedules at 32 MiB on that host).
 inline constexpr double kQuickCallUs = 1000;
