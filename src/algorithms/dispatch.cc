@@ -7,6 +7,7 @@
 // close together, the first calls of the size class time them and the class keeps the fastest
 // (schedule_trial.h). Every input to the choice is the same on every rank, the timings
 // included (the ranks agree on them), so every rank runs the same schedule.
+#include <algorithm>
 #include <chrono>
 
 #include "algorithms/algo_overrides.h"
@@ -48,38 +49,33 @@ const AlgorithmEntry* forcedFor(const Communicator& comm, const CollectiveArgs& 
   return fits(wanted, comm, args) ? &wanted : nullptr;
 }
 
-// The schedules of the call's kind that fit it, in registry order, with the model's price for
-// each (nullopt: one it does not know).
-struct PricedSchedules {
+// The schedules a trial of the call would time (trialCandidates), fastest predicted first, with
+// the first one's price; the first is the model's own choice (ties go to the earlier entry).
+// Empty when the model knows none of the schedules that fit the call.
+struct ModelRanking {
   std::vector<const AlgorithmEntry*> schedules;
-  std::vector<std::optional<double>> predictedUs;
+  double fastestUs = 0;
 };
 
-PricedSchedules priceSchedules(const Communicator& comm, const CollectiveArgs& args) {
+ModelRanking rankByModel(const Communicator& comm, const CollectiveArgs& args) {
   const CallShape shape = callShape(comm, args);
-  PricedSchedules priced;
+  std::vector<const AlgorithmEntry*> fitting;
+  std::vector<std::optional<double>> predictedUs;
   for (const AlgorithmEntry& candidate : algorithmRegistry()) {
     if (candidate.kind != args.kind || !fits(candidate, comm, args)) continue;
-    priced.schedules.push_back(&candidate);
-    priced.predictedUs.push_back(
-        predictUs(args.kind, candidate.name, shape, comm.config().costModel));
+    fitting.push_back(&candidate);
+    predictedUs.push_back(predictUs(args.kind, candidate.name, shape, comm.config().costModel));
   }
-  return priced;
-}
-
-// The schedules a trial of the call would time, fastest predicted first; the first is the
-// model's own choice (ties go to the earlier entry). Empty when the model knows none of them.
-std::vector<const AlgorithmEntry*> modelRanking(const Communicator& comm,
-                                                const CollectiveArgs& args) {
-  const PricedSchedules priced = priceSchedules(comm, args);
-  std::vector<const AlgorithmEntry*> ranked;
-  for (const size_t i : trialCandidates(priced.predictedUs)) ranked.push_back(priced.schedules[i]);
+  const std::vector<size_t> picked = trialCandidates(predictedUs);
+  ModelRanking ranked;
+  for (const size_t i : picked) ranked.schedules.push_back(fitting[i]);
+  if (!picked.empty()) ranked.fastestUs = *predictedUs[picked.front()];
   return ranked;
 }
 
 const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {
-  const std::vector<const AlgorithmEntry*> ranked = modelRanking(comm, args);
-  if (!ranked.empty()) return *ranked.front();
+  const ModelRanking ranked = rankByModel(comm, args);
+  if (!ranked.schedules.empty()) return *ranked.schedules.front();
   switch (args.kind) {
     case OpKind::kAllReduce:
     case OpKind::kAllGather:
@@ -102,37 +98,47 @@ size_t pieceBytesFor(const Communicator& comm, const CollectiveArgs& args,
                             config.chunkBytes);
 }
 
-// Whether hoop's own choice for the call may be settled by timing.
-bool trialsApply(const Communicator& comm, const CollectiveArgs& args) {
-  return comm.config().costModel.trial && comm.size() > 1 && forcedFor(comm, args) == nullptr;
+// Whether hoop's own choice may be settled by timing on this communicator (calls HOOP_ALGO
+// forces are never timed).
+bool trialsOn(const Communicator& comm) { return comm.config().costModel.trial && comm.size() > 1; }
+
+// The call's size class's trial, if one was started.
+const ScheduleTrial* trialOf(const Communicator& comm, const CollectiveArgs& args) {
+  const ScheduleTrials* trials = comm.scheduleTrialsIfAny();
+  return trials == nullptr ? nullptr : trials->find(args.kind, args.bytes());
 }
 
 // The schedule the call's size class settled on by timing, when it fits the call.
 const AlgorithmEntry* settledWinner(const Communicator& comm, const CollectiveArgs& args) {
-  if (!trialsApply(comm, args)) return nullptr;
-  const ScheduleTrials* trials = comm.scheduleTrialsIfAny();
-  const ScheduleTrial* trial = trials == nullptr ? nullptr : trials->find(args.kind, args.bytes());
+  const ScheduleTrial* trial = trialOf(comm, args);
   if (trial == nullptr || trial->phase != ScheduleTrial::Phase::kSettled) return nullptr;
   if (trial->winner == nullptr || !fits(*trial->winner, comm, args)) return nullptr;
   return trial->winner;
 }
 
+// The choice for a call HOOP_ALGO forces `forced` on (null: none): that, else the class's
+// settled winner, else the model's pick.
+ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
+                      const AlgorithmEntry* forced) {
+  const AlgorithmEntry* schedule = forced;
+  if (schedule == nullptr && trialsOn(comm)) schedule = settledWinner(comm, args);
+  if (schedule == nullptr) schedule = &defaultChoice(comm, args);
+  return {schedule, pieceBytesFor(comm, args, *schedule)};
+}
+
 // The trial of the call's size class while it is still timing (the class's first call starts
 // it, or settles it at once where the model prices fewer than two schedules close together).
+// Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop.
 ScheduleTrial* timingTrial(Communicator& comm, const CollectiveArgs& args) {
-  if (!trialsApply(comm, args)) return nullptr;
   ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
   if (trial.phase == ScheduleTrial::Phase::kNotStarted) {
     trial.bytes = args.bytes();
     trial.phase = ScheduleTrial::Phase::kSettled;
-    const PricedSchedules priced = priceSchedules(comm, args);
-    const std::vector<size_t> picked = trialCandidates(priced.predictedUs);
-    if (picked.size() >= 2) {
-      for (size_t i = 0; i < picked.size(); ++i) {
-        trial.candidates[i] = priced.schedules[picked[i]];
-      }
-      trial.candidateCount = picked.size();
-      trial.plan = trialPlan(*priced.predictedUs[picked.front()]);
+    const ModelRanking ranked = rankByModel(comm, args);
+    if (ranked.schedules.size() >= 2) {
+      std::copy(ranked.schedules.begin(), ranked.schedules.end(), trial.candidates.begin());
+      trial.candidateCount = ranked.schedules.size();
+      trial.plan = trialPlan(ranked.fastestUs);
       trial.phase = ScheduleTrial::Phase::kTiming;
     }
   }
@@ -175,17 +181,13 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
 }  // namespace
 
 ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args) {
-  const AlgorithmEntry* schedule = forcedFor(comm, args);
-  if (schedule == nullptr) schedule = settledWinner(comm, args);
-  if (schedule == nullptr) schedule = &defaultChoice(comm, args);
-  return {schedule, pieceBytesFor(comm, args, *schedule)};
+  return choose(comm, args, forcedFor(comm, args));
 }
 
 bool scheduleSettled(const Communicator& comm, const CollectiveArgs& args) {
-  if (!trialsApply(comm, args)) return true;
-  const ScheduleTrials* trials = comm.scheduleTrialsIfAny();
-  const ScheduleTrial* trial = trials == nullptr ? nullptr : trials->find(args.kind, args.bytes());
-  if (trial == nullptr) return modelRanking(comm, args).size() < 2;
+  if (!trialsOn(comm) || forcedFor(comm, args) != nullptr) return true;
+  const ScheduleTrial* trial = trialOf(comm, args);
+  if (trial == nullptr) return rankByModel(comm, args).schedules.size() < 2;
   return trial->phase == ScheduleTrial::Phase::kSettled;
 }
 
@@ -200,19 +202,16 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     runSchedule(comm, args, *static_cast<const AlgorithmEntry*>(memo.schedule), memo.pieceBytes);
     return;
   }
-  if (ScheduleTrial* trial = timingTrial(comm, args)) {
-    if (trial->bytes == args.bytes() &&
-        fits(*trial->candidates[trial->nextCandidate()], comm, args)) {
-      runTrialCall(comm, args, *trial);
-      return;
-    }
-    // Another size of a class still being timed: the model's pick, not memoised.
-    const ScheduleChoice choice = chooseSchedule(comm, args);
-    runSchedule(comm, args, *choice.schedule, choice.pieceBytes);
+  const AlgorithmEntry* forced = forcedFor(comm, args);
+  ScheduleTrial* trial = forced == nullptr && trialsOn(comm) ? timingTrial(comm, args) : nullptr;
+  if (trial != nullptr && trial->bytes == args.bytes() &&
+      fits(*trial->candidates[trial->nextCandidate()], comm, args)) {
+    runTrialCall(comm, args, *trial);
     return;
   }
-  const ScheduleChoice choice = chooseSchedule(comm, args);
-  memo = {args.bytes(), choice.schedule, choice.pieceBytes};
+  const ScheduleChoice choice = choose(comm, args, forced);
+  // Another size of a class still being timed gets the model's pick, not memoised.
+  if (trial == nullptr) memo = {args.bytes(), choice.schedule, choice.pieceBytes};
   runSchedule(comm, args, *choice.schedule, choice.pieceBytes);
 }
 
