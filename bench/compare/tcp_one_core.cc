@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/env.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/tcp/socket.h"
@@ -230,9 +231,11 @@ int main(int argc, char** argv) {
   }
   hoop::UniqueFd receiver(::accept(listener.get(), nullptr, nullptr));
   if (!receiver.valid()) die("accept");
-  // As hoop's TCP transport sets its sockets: no Nagle, 4 MiB buffers (HOOP_SOCKET_BUFFER).
-  hoop::tuneDataSocket(sender.get(), 4 << 20);
-  hoop::tuneDataSocket(receiver.get(), 4 << 20);
+  // As hoop's TCP transport sets its sockets by default: no Nagle, 4 MiB buffers
+  // (HOOP_SOCKET_BUFFER), its congestion control (HOOP_SOCKET_CONGESTION).
+  const hoop::Config defaults;
+  hoop::tuneDataSocket(sender.get(), defaults.socketBufferBytes, defaults.socketCongestion);
+  hoop::tuneDataSocket(receiver.get(), defaults.socketBufferBytes, defaults.socketCongestion);
 
   std::printf(
       "# hoop-tcp-one-core: one thread sends each chunk and reads it back, %zu bytes a "

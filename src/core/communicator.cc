@@ -45,6 +45,8 @@ std::unique_ptr<Communicator> Communicator::create(
   std::unique_ptr<Communicator> comm(new Communicator());
   comm->rank_ = rank;
   comm->config_ = config;
+  // Before the rendezvous: a rank that cannot join must not leave the others waiting for it.
+  if (!config.socketCongestion.empty()) checkCongestionControl(config.socketCongestion);
   comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
   const Announcement announcement(announce, comm.get());
@@ -83,6 +85,7 @@ std::unique_ptr<Communicator> Communicator::create(
   options.jobTag = id.jobTag;
   options.streams = comm->config_.socketStreams;
   options.socketBufferBytes = comm->config_.socketBufferBytes;
+  options.congestion = comm->config_.socketCongestion;
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));

@@ -43,6 +43,14 @@ Config Config::fromEnvironment() {
   config.socketBufferBytes = static_cast<int>(
       cappedByteSetting("HOOP_SOCKET_BUFFER", static_cast<size_t>(config.socketBufferBytes), 0,
                         " (0: kernel autotuning)"));
+  if (auto congestion = envString("HOOP_SOCKET_CONGESTION")) {
+    // The kernel's names are at most 15 characters (TCP_CA_NAME_MAX less the terminator).
+    if (congestion->empty() || congestion->size() > 15) {
+      fail(hoopInvalidArgument, "HOOP_SOCKET_CONGESTION='", *congestion,
+           "' is not a congestion control's name (1 to 15 characters) or 'system'");
+    }
+    config.socketCongestion = *congestion == "system" ? "" : *congestion;
+  }
   config.chunkBytes = cappedByteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
   config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
   config.costModel = CostModel::fromEnvironment();

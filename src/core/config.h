@@ -16,7 +16,12 @@ struct Config {
   std::chrono::milliseconds opTimeout{600'000};    // HOOP_TIMEOUT (s), as torch.distributed
   int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
-  size_t chunkBytes = 512 << 10;                   // HOOP_CHUNK_SIZE: pipeline piece size
+  // HOOP_SOCKET_CONGESTION ("system", stored empty: the kernel's default). Reno by default: a
+  // job's sockets carry bursts of one schedule, then of another, then quiet spells, and BBR and
+  // CUBIC carried the later bursts more slowly than reno (about 2x at 2-16 MiB, 4 ranks over
+  // loopback, after the schedule trial's mixed calls: bench/RESULTS.md, twenty-third pass).
+  std::string socketCongestion = "reno";
+  size_t chunkBytes = 512 << 10;  // HOOP_CHUNK_SIZE: pipeline piece size
   // Set: every schedule uses chunkBytes. Unset: the tuner sizes pipelined schedules' pieces
   // (up to chunkBytes) and the others use chunkBytes.
   bool chunkSetByUser = false;

@@ -220,8 +220,8 @@ TEST(TcpTransportAdmission, StrangersAreDroppedAndThePeerGetsThrough) {
   UniqueFd listener1 = listenerFor();
   std::vector<TcpPeer> peers = {{SocketAddress::localOf(listener0.get()), "rank 0"},
                                 {SocketAddress::localOf(listener1.get()), "rank 1"}};
-  TcpOptions options0{0, secret, 7, 2, 0};
-  TcpOptions options1{1, secret, 7, 2, 0};
+  TcpOptions options0{0, secret, 7, 2, 0, ""};
+  TcpOptions options1{1, secret, 7, 2, 0, ""};
   TcpTransport rank0(options0, std::move(listener0), peers);
   TcpTransport rank1(options1, std::move(listener1), peers);
   const auto deadline = Clock::now() + std::chrono::seconds(10);
@@ -230,7 +230,7 @@ TEST(TcpTransportAdmission, StrangersAreDroppedAndThePeerGetsThrough) {
   UniqueFd garbage = connectWithRetry(peers[1].address, deadline, nullptr, "rank 1");
   std::string junk(100, 'z');
   ASSERT_GT(::send(garbage.get(), junk.data(), junk.size(), MSG_NOSIGNAL), 0);
-  TcpOptions impostor{0, Secret::random(), 7, 1, 0};
+  TcpOptions impostor{0, Secret::random(), 7, 1, 0, ""};
   TcpTransport wrongSecret(impostor, listenerFor(), peers);
   auto unused = wrongSecret.establish(1, deadline, nullptr);  // connects; rank 1 must refuse it
   UniqueFd silent = connectWithRetry(peers[1].address, deadline, nullptr, "rank 1");

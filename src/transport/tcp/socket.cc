@@ -218,13 +218,30 @@ void setNonBlocking(int fd) {
   }
 }
 
-void tuneDataSocket(int fd, int bufferBytes) {
+void tuneDataSocket(int fd, int bufferBytes, const std::string& congestion) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (!congestion.empty()) {
+    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion.data(),
+               static_cast<socklen_t>(congestion.size()));
+  }
   if (bufferBytes > 0) {
     // The kernel caps these at net.core.{w,r}mem_max; asking is harmless.
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof(bufferBytes));
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof(bufferBytes));
+  }
+}
+
+void checkCongestionControl(const std::string& name) {
+  UniqueFd probe(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe.valid())
+    fail(hoopSystemError, "socket() for a congestion control check: ", errnoText(errno));
+  if (setsockopt(probe.get(), IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                 static_cast<socklen_t>(name.size())) != 0) {
+    fail(hoopInvalidArgument, "HOOP_SOCKET_CONGESTION=", name, ": the kernel refused it (",
+         errnoText(errno),
+         "); net.ipv4.tcp_allowed_congestion_control lists those a process "
+         "may choose, and 'system' keeps the kernel's default");
   }
 }
 

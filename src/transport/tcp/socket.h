@@ -78,7 +78,12 @@ void sendAll(int fd, const void* data, size_t bytes, Clock::time_point deadline,
 void recvAll(int fd, void* data, size_t bytes, Clock::time_point deadline, const std::string& what);
 
 void setNonBlocking(int fd);
-// TCP_NODELAY and large buffers: the data path's socket options.
-void tuneDataSocket(int fd, int bufferBytes);
+// TCP_NODELAY, large buffers and the congestion control: the data path's socket options.
+// `congestion` empty leaves the kernel's default; a name the kernel refuses is left at the default
+// too (checkCongestionControl reports it before any connection is made).
+void tuneDataSocket(int fd, int bufferBytes, const std::string& congestion);
+// Throws hoop::Error when this process may not give its TCP sockets the congestion control
+// `name` (not built into the kernel, or not in net.ipv4.tcp_allowed_congestion_control).
+void checkCongestionControl(const std::string& name);
 
 }  // namespace hoop

@@ -29,6 +29,7 @@ struct TcpOptions {
   uint64_t jobTag = 0;
   int streams = 1;            // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 0;  // 0 leaves the kernel's autotuning alone
+  std::string congestion;     // HOOP_SOCKET_CONGESTION; empty leaves the kernel's default
 };
 
 class TcpTransport {

@@ -1,0 +1,115 @@
+// HOOP_SOCKET_CONGESTION: what the setting accepts, what the kernel refuses, and that the data
+// sockets a TcpTransport makes carry the congestion control it was given.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/tcp_connection.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace hoop {
+namespace {
+
+// Config::fromEnvironment with HOOP_SOCKET_CONGESTION=`text`: the congestion control it keeps,
+// or the error's text.
+std::string congestionFor(const char* text) {
+  setenv("HOOP_SOCKET_CONGESTION", text, 1);
+  std::string outcome;
+  try {
+    outcome = "kept '" + Config::fromEnvironment().socketCongestion + "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument) << e.what();
+    outcome = e.what();
+  }
+  unsetenv("HOOP_SOCKET_CONGESTION");
+  return outcome;
+}
+
+TEST(SocketCongestion, RenoUnlessTheSettingSaysOtherwise) {
+  unsetenv("HOOP_SOCKET_CONGESTION");
+  EXPECT_EQ(Config::fromEnvironment().socketCongestion, "reno");
+  EXPECT_EQ(congestionFor("cubic"), "kept 'cubic'");
+  EXPECT_EQ(congestionFor("system"), "kept ''");
+  EXPECT_EQ(congestionFor(""), "kept 'reno'");  // empty is unset, as for every setting
+  const std::string outcome = congestionFor("sixteen_letters_");
+  EXPECT_NE(outcome.find("HOOP_SOCKET_CONGESTION='sixteen_letters_' is not"), std::string::npos)
+      << outcome;
+}
+
+TEST(SocketCongestion, ANameTheKernelRefusesIsAClearError) {
+  EXPECT_NO_THROW(checkCongestionControl("reno"));  // always built in and always allowed
+  try {
+    checkCongestionControl("no_such_cc");
+    FAIL() << "the kernel took a congestion control that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("HOOP_SOCKET_CONGESTION=no_such_cc: the kernel refused"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+std::string congestionOf(int fd) {
+  char name[16] = {};
+  socklen_t length = sizeof(name);
+  EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length), 0);
+  return std::string(name, strnlen(name, sizeof(name)));
+}
+
+// A congestion control this process may choose other than the kernel's default, so that the
+// test sees the transport's choice and not the default (empty: there is none).
+std::string anotherAllowedCongestion() {
+  const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const std::string kernelDefault = congestionOf(probe);
+  close(probe);
+  std::ifstream allowedFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+  std::string name;
+  while (allowedFile >> name) {
+    if (name != kernelDefault) return name;
+  }
+  return "";
+}
+
+TEST(SocketCongestion, TheTransportsDataSocketsCarryIt) {
+  const std::string wanted = anotherAllowedCongestion();
+  if (wanted.empty()) GTEST_SKIP() << "this kernel allows no congestion control but its default";
+  setenv("HOOP_SOCKET_IFNAME", "=lo", 1);
+  const Secret secret = Secret::random();
+  UniqueFd listener0 = listenOn(SocketAddress::parse("127.0.0.1:0"), 64, false);
+  UniqueFd listener1 = listenOn(SocketAddress::parse("127.0.0.1:0"), 64, false);
+  const std::vector<TcpPeer> peers = {{SocketAddress::localOf(listener0.get()), "rank 0"},
+                                      {SocketAddress::localOf(listener1.get()), "rank 1"}};
+  TcpTransport rank0(TcpOptions{0, secret, 7, 2, 0, wanted}, std::move(listener0), peers);
+  TcpTransport rank1(TcpOptions{1, secret, 7, 2, 0, wanted}, std::move(listener1), peers);
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  std::unique_ptr<TcpConnection> accepted;
+  std::thread acceptor([&] { accepted = rank1.establish(0, deadline, nullptr); });
+  std::unique_ptr<TcpConnection> connected = rank0.establish(1, deadline, nullptr);
+  acceptor.join();
+  ASSERT_NE(accepted, nullptr);
+
+  // Receives posted on both streams put their sockets among the connection's wait descriptors.
+  char unused[2][4];
+  for (TcpConnection* side : {connected.get(), accepted.get()}) {
+    for (char* into : unused) side->postRecv(into, sizeof(unused[0]), {OpKind::kSendRecv, 0});
+    std::vector<pollfd> fds;
+    side->addWaitFds(fds);
+    ASSERT_EQ(fds.size(), 2u);
+    for (const pollfd& fd : fds) EXPECT_EQ(congestionOf(fd.fd), wanted);
+  }
+}
+
+}  // namespace
+}  // namespace hoop
