@@ -20,6 +20,10 @@
 // an earlier one by kTrialWinFraction to displace it, so schedules within the noise keep the
 // model's order.
 //
+// Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
+// BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
+// (4 ranks, 2 MiB, loopback), which is why hoop's data sockets use reno (core/config.h).
+//
 // The trial's calls are ordinary calls: exact, and bitwise identical on every rank. Which
 // schedule a class settles on depends on timing, so floating-point results may differ from one
 // run to the next (another order of additions); HOOP_ALGO fixes the schedule for jobs that need

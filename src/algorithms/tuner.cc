@@ -94,11 +94,14 @@ bool cpusToSpare(const CallShape& shape) { return shape.hosts == 1 && shape.rank
 // Over TCP two-shot is priced only where it runs in one round (pieces of S/n up to its slice,
 // the chunk size), as it was measured: sliced in 64 or 256 KiB it read 0.8-1.1x the double
 // tree's time at 4 ranks on 2 CPUs from 1 to 32 MiB (level, within that host's noise), so the
-// tree keeps those sizes there. Over shm, and over TCP where CPUs are to spare, its slices are
-// priced at every size (twoShotByteFactor).
+// tree keeps those sizes there. Over shm, over TCP where CPUs are to spare, and at two ranks,
+// its slices are priced at every size (twoShotByteFactor). At two ranks it is priced as the
+// ring, which it ties and follows in the model's order, so the schedule trial times the two:
+// over TCP with reno sockets two-shot took 0.8-0.9x the ring's time from 8 to 128 MiB on 2 CPUs
+// (bench/RESULTS.md, twenty-third pass).
 bool twoShotPriced(const CallShape& shape) {
   const double piece = static_cast<double>(shape.bytes) / static_cast<double>(shape.ranks);
-  return !overNetwork(shape) || cpusToSpare(shape) ||
+  return !overNetwork(shape) || cpusToSpare(shape) || shape.ranks <= 2 ||
          piece <= static_cast<double>(twoShotSliceBytes(shape));
 }
 

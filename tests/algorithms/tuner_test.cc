@@ -239,10 +239,16 @@ TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
     }
   }
   EXPECT_NE(fastest(oneHost(64 << 20, 3, true), {}, kMultiStepSchedules), "twoshot");
-  // At two ranks it is the ring, message for message: the tie goes to the ring (registry order).
+  // At two ranks it is the ring, message for message, at every size and over both links (over
+  // TCP too where its pieces pass the chunk size): the tie goes to the ring (registry order), and
+  // the schedule trial, which times the schedules priced close together, gets to time both.
   for (bool shm : {true, false}) {
-    EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(256 << 10, 2, shm), {}).value(),
-                     predictAllReduceUs("ring", oneHost(256 << 10, 2, shm), {}).value());
+    for (size_t bytes : {size_t{256} << 10, size_t{32} << 20, size_t{256} << 20}) {
+      EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(bytes, 2, shm), {}).value(),
+                       predictAllReduceUs("ring", oneHost(bytes, 2, shm), {}).value())
+          << bytes << (shm ? " over shm" : " over tcp");
+      EXPECT_EQ(fastest(oneHost(bytes, 2, shm), {}, {"ring", "twoshot"}), "ring");
+    }
   }
 }
 
