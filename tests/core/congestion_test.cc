@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "config_outcome.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "transport/tcp/socket.h"
@@ -25,16 +26,9 @@ namespace {
 // Config::fromEnvironment with HOOP_SOCKET_CONGESTION=`text`: the congestion control it keeps,
 // or the error's text.
 std::string congestionFor(const char* text) {
-  setenv("HOOP_SOCKET_CONGESTION", text, 1);
-  std::string outcome;
-  try {
-    outcome = "kept '" + Config::fromEnvironment().socketCongestion + "'";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), hoopInvalidArgument) << e.what();
-    outcome = e.what();
-  }
-  unsetenv("HOOP_SOCKET_CONGESTION");
-  return outcome;
+  return test::configOutcome("HOOP_SOCKET_CONGESTION", text, [](const Config& config) {
+    return "kept '" + config.socketCongestion + "'";
+  });
 }
 
 TEST(SocketCongestion, RenoUnlessTheSettingSaysOtherwise) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "config_outcome.h"
 #include "core/config.h"
 #include "core/env.h"
 #include "core/error.h"
@@ -25,16 +26,9 @@ TEST(ByteSizeGrammar, RejectsBlanksAndSignsBeforeTheDigits) {
 
 // Config::fromEnvironment with HOOP_SOCKET_BUFFER=`text`: the buffer size, or the error's text.
 std::string socketBufferFor(const char* text) {
-  setenv("HOOP_SOCKET_BUFFER", text, 1);
-  std::string outcome;
-  try {
-    outcome = std::to_string(Config::fromEnvironment().socketBufferBytes);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), hoopInvalidArgument) << e.what();
-    outcome = e.what();
-  }
-  unsetenv("HOOP_SOCKET_BUFFER");
-  return outcome;
+  return test::configOutcome("HOOP_SOCKET_BUFFER", text, [](const Config& config) {
+    return std::to_string(config.socketBufferBytes);
+  });
 }
 
 TEST(ByteSizeGrammar, SocketBufferTakesSizesAndRefusesWhatAnIntCannotHold) {
