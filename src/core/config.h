@@ -16,10 +16,10 @@ struct Config {
   std::chrono::milliseconds opTimeout{600'000};    // HOOP_TIMEOUT (s), as torch.distributed
   int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
-  // HOOP_SOCKET_CONGESTION ("system", stored empty: the kernel's default). Reno by default: a
-  // job's sockets carry bursts of one schedule, then of another, then quiet spells, and BBR and
-  // CUBIC carried the later bursts more slowly than reno (about 2x at 2-16 MiB, 4 ranks over
-  // loopback, after the schedule trial's mixed calls: bench/RESULTS.md, twenty-third pass).
+  // HOOP_SOCKET_CONGESTION ("system", stored empty: the kernel's default). Reno by default: after
+  // the schedule trial's alternating bursts, BBR and CUBIC sockets carried the calls that
+  // followed up to 2x more slowly; with the trial, reno was 1.3-1.4x faster than BBR from 2 MiB
+  // and 1.3x slower at 256 KiB (4 ranks over loopback; bench/RESULTS.md, twenty-third pass).
   std::string socketCongestion = "reno";
   size_t chunkBytes = 512 << 10;  // HOOP_CHUNK_SIZE: pipeline piece size
   // Set: every schedule uses chunkBytes. Unset: the tuner sizes pipelined schedules' pieces

@@ -234,8 +234,9 @@ void tuneDataSocket(int fd, int bufferBytes, const std::string& congestion) {
 
 void checkCongestionControl(const std::string& name) {
   UniqueFd probe(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!probe.valid())
+  if (!probe.valid()) {
     fail(hoopSystemError, "socket() for a congestion control check: ", errnoText(errno));
+  }
   if (setsockopt(probe.get(), IPPROTO_TCP, TCP_CONGESTION, name.data(),
                  static_cast<socklen_t>(name.size())) != 0) {
     fail(hoopInvalidArgument, "HOOP_SOCKET_CONGESTION=", name, ": the kernel refused it (",
