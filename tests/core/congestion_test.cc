@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,9 +65,8 @@ std::string congestionOf(int fd) {
 // A congestion control this process may choose other than the kernel's default, so that the
 // test sees the transport's choice and not the default (empty: there is none).
 std::string anotherAllowedCongestion() {
-  const int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const std::string kernelDefault = congestionOf(probe);
-  close(probe);
+  const UniqueFd probe(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const std::string kernelDefault = congestionOf(probe.get());
   std::ifstream allowedFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
   std::string name;
   while (allowedFile >> name) {
