@@ -62,7 +62,7 @@ bool scheduledCollective(Collective collective, hoopCollective_t* asked) {
 
 namespace {
 
-// Calls until hoop's schedule for `call` is settled. hoop's own trial takes at most 153 calls;
+// Calls until hoop's schedule for `call` is settled. hoop's own trial takes at most 204 calls;
 // the bound only keeps a benchmark finite should that ever change.
 constexpr int kMaxSettlingCalls = 1000;
 

@@ -169,7 +169,7 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
   const Clock::time_point start = Clock::now();
   runSchedule(comm, args, schedule, pieceBytesFor(comm, args, schedule));
   if (trial.nextCallTimed()) {
-    trial.timedUs[candidate][trial.round()] +=
+    trial.timedUs[candidate][trial.nextTimedRound()] +=
         std::chrono::duration<double, std::micro>(Clock::now() - start).count();
   }
   if (++trial.callsRun < trial.callsInTrial()) return;

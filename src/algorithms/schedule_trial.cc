@@ -98,9 +98,9 @@ void settleTrial(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) 
   const size_t high = sizeClass == 0 ? 0 : (low << 1) - 1;
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), opKindName(tag.kind), " of ", low, " to ",
       high, " bytes settled on ", trial.winner->logName, " (at ", trial.bytes,
-      " bytes, the slowest rank's fastest of ", trial.plan.rounds, " round(s), its mean of ",
-      trial.plan.timedPerBurst, " call(s): ", times,
-      "; the model's pick: ", trial.candidates[0]->logName, ")");
+      " bytes, the slowest rank's fastest of ", trial.plan.rounds,
+      " timed round(s) after a warm-up one, its mean of ", trial.plan.timedPerBurst,
+      " call(s): ", times, "; the model's pick: ", trial.candidates[0]->logName, ")");
 }
 
 }  // namespace hoop

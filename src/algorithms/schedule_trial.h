@@ -8,17 +8,20 @@
 //
 // Candidates: the schedules the model predicts within kTrialMargin of its fastest, at most
 // kMaxTrialCandidates, in the model's order. Rounds: each round runs every candidate on a burst
-// of calls in a row, the first untimed (it warms the schedule's buffers and absorbs the previous
-// schedule's tail: a rank that left one schedule early waits in the next for the others) and the
-// others timed, each call on its own (the job's other calls in between do not count). Calls of
-// the class at another size than the first one's are served by the model meanwhile and not
-// timed. Each round starts with the next candidate, so none always follows the same one. After
-// the last round every rank takes each candidate's fastest round (its mean call: as calibration
-// does, so that another process's time slice does not count), the ranks keep the slowest rank's
-// figure of each (passed once around the ring), and all pick the least: every rank decides from the
-// same numbers, at the same call, so every rank runs the same schedule. A later candidate must beat
-// an earlier one by kTrialWinFraction to displace it, so schedules within the noise keep the
-// model's order.
+// of calls in a row, the first untimed (it absorbs the previous schedule's tail: a rank that left
+// one schedule early waits in the next for the others) and the others timed, each call on its own
+// (the job's other calls in between do not count). Calls of the class at another size than the
+// first one's are served by the model meanwhile and not timed. Each round starts with the next
+// candidate, so none always follows the same one. A warm-up round, all untimed, comes first: a
+// process's first calls at a new size ran 2-4x slower than its later ones for up to four calls
+// (4 ranks, 2 MiB, over TCP and over shm, every schedule; no page faults among them), so the
+// model's pick, which opens the first round, was timed on them (bench/RESULTS.md, twenty-fourth
+// pass). After the last round every rank takes each candidate's fastest timed round (its mean
+// call: as calibration does, so that another process's time slice does not count), the ranks keep
+// the slowest rank's figure of each (passed once around the ring), and all pick the least: every
+// rank decides from the same numbers, at the same call, so every rank runs the same schedule. A
+// later candidate must beat an earlier one by kTrialWinFraction to displace it, so schedules
+// within the noise keep the model's order.
 //
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
 // BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
@@ -49,13 +52,13 @@ class Communicator;
 inline constexpr double kTrialMargin = 2.0;
 inline constexpr size_t kMaxTrialCandidates = 3;
 // Calls the model prices under kQuickCallUs get three rounds, each burst timing as many calls as
-// fit kBurstBudgetUs by that price, from 3 to 16 (at most 153 calls for three candidates, a few
-// milliseconds): on a shared machine one call of a few microseconds can take ten times its usual
-// time. (They were made longer for schedules 0.5-1 us apart at 6 us, 2 ranks over TCP on a
-// 16-CPU host, whose order the trial kept getting wrong; that case did not move: bench/
-// RESULTS.md, twenty-second pass.) Longer calls get two rounds of one timed call (12
-// calls: each already spans many steps, and a 256 MiB call can take a second; one round alone
-// picked 1.16-1.2x slower schedules at 32 MiB on that host).
+// fit kBurstBudgetUs by that price, from 3 to 16 (at most 204 calls for three candidates, the
+// warm-up round included: a few milliseconds): on a shared machine one call of a few
+// microseconds can take ten times its usual time. (They were made longer for schedules 0.5-1 us
+// apart at 6 us, 2 ranks over TCP on a 16-CPU host, whose order the trial kept getting wrong; that
+// case did not move: bench/RESULTS.md, twenty-second pass.) Longer calls get two rounds of one
+// timed call (18 calls with the warm-up round: each already spans many steps, and a 256 MiB call
+// can take a second; one round alone picked 1.16-1.2x slower schedules at 32 MiB on that host).
 inline constexpr double kQuickCallUs = 1000;
 inline constexpr double kBurstBudgetUs = 200;
 inline constexpr size_t kMinQuickBurst = 3;
@@ -91,10 +94,14 @@ struct ScheduleTrial {
   const AlgorithmEntry* winner = nullptr;
 
   size_t burstCalls() const { return 1 + plan.timedPerBurst; }
-  size_t callsInTrial() const { return candidateCount * burstCalls() * plan.rounds; }
+  // The warm-up round, then the timed ones.
+  size_t callsInTrial() const { return candidateCount * burstCalls() * (1 + plan.rounds); }
+  // 0: the warm-up round; the timed rounds are 1 to plan.rounds.
   size_t round() const { return callsRun / (candidateCount * burstCalls()); }
   size_t nextCandidate() const { return (callsRun / burstCalls() + round()) % candidateCount; }
-  bool nextCallTimed() const { return callsRun % burstCalls() != 0; }
+  bool nextCallTimed() const { return round() > 0 && callsRun % burstCalls() != 0; }
+  // Where the next call's time goes in timedUs (only when nextCallTimed()).
+  size_t nextTimedRound() const { return round() - 1; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
 };

@@ -59,25 +59,34 @@ TEST(ScheduleTrial, SizeClassesArePowersOfTwo) {
   EXPECT_EQ(trialSizeClass(8192), 14u);
 }
 
-// Each round runs every candidate's burst once (an untimed call, then the timed ones), each
-// round starting one candidate later; every candidate gets the same number of timed calls.
+// A warm-up round runs every candidate's burst untimed; then each timed round runs every
+// candidate's burst once (an untimed call, then the timed ones), each round starting one
+// candidate later; every candidate gets the same number of timed calls in every timed round.
 TEST(ScheduleTrial, RoundsRunEveryCandidateInBurstsStartingInTurn) {
   ScheduleTrial trial;
   trial.candidateCount = 3;
   trial.plan = {3, 2};
-  ASSERT_EQ(trial.callsInTrial(), 27u);
-  std::vector<size_t> order;
-  std::vector<size_t> timedCalls(3);
+  ASSERT_EQ(trial.callsInTrial(), 36u);
+  std::vector<size_t> warmUp;
+  std::vector<size_t> burstOpeners;
+  std::vector<std::vector<size_t>> timedCalls(3, std::vector<size_t>(3));
   for (trial.callsRun = 0; trial.callsRun < trial.callsInTrial(); ++trial.callsRun) {
     const size_t c = trial.nextCandidate();
-    if (trial.nextCallTimed()) {
-      ++timedCalls[c];
+    if (trial.round() == 0) {
+      EXPECT_FALSE(trial.nextCallTimed()) << "call " << trial.callsRun;
+      warmUp.push_back(c);
+    } else if (trial.nextCallTimed()) {
+      ASSERT_LT(trial.nextTimedRound(), trial.plan.rounds);
+      ++timedCalls[c][trial.nextTimedRound()];
     } else {
-      order.push_back(c);
+      burstOpeners.push_back(c);
     }
   }
-  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 1, 2, 0, 2, 0, 1}));
-  EXPECT_EQ(timedCalls, (std::vector<size_t>{6, 6, 6}));
+  EXPECT_EQ(warmUp, (std::vector<size_t>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(burstOpeners, (std::vector<size_t>{1, 2, 0, 2, 0, 1, 0, 1, 2}));
+  for (const std::vector<size_t>& perRound : timedCalls) {
+    EXPECT_EQ(perRound, (std::vector<size_t>{2, 2, 2}));
+  }
 }
 
 TEST(ScheduleTrial, EachCandidateIsItsFastestRoundsMeanCall) {
