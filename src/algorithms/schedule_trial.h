@@ -13,15 +13,15 @@
 // (the job's other calls in between do not count). Calls of the class at another size than the
 // first one's are served by the model meanwhile and not timed. Each round starts with the next
 // candidate, so none always follows the same one. A warm-up round, all untimed, comes first: a
-// process's first calls at a new size ran 2-4x slower than its later ones for up to four calls
-// (4 ranks, 2 MiB, over TCP and over shm, every schedule; no page faults among them), so the
-// model's pick, which opens the first round, was timed on them (bench/RESULTS.md, twenty-fourth
-// pass). After the last round every rank takes each candidate's fastest timed round (its mean
-// call: as calibration does, so that another process's time slice does not count), the ranks keep
-// the slowest rank's figure of each (passed once around the ring), and all pick the least: every
-// rank decides from the same numbers, at the same call, so every rank runs the same schedule. A
-// later candidate must beat an earlier one by kTrialWinFraction to displace it, so schedules
-// within the noise keep the model's order.
+// process's first call at a new size took 2-10x a later one, and over TCP the next two or three
+// still 1.3-2x (every schedule; no page faults among them), so the model's pick, which opens the
+// first round, was timed on them (bench/RESULTS.md, twenty-fourth pass). After the last round
+// every rank takes each candidate's fastest timed round (its mean call: as calibration does, so
+// that another process's time slice does not count), the ranks keep the slowest rank's figure of
+// each (passed once around the ring), and all pick the least: every rank decides from the same
+// numbers, at the same call, so every rank runs the same schedule. A later candidate must beat
+// an earlier one by kTrialWinFraction to displace it, so schedules within the noise keep the
+// model's order.
 //
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
 // BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
