@@ -13,8 +13,8 @@
 // (the job's other calls in between do not count). Calls of the class at another size than the
 // first one's are served by the model meanwhile and not timed. Each round starts with the next
 // candidate, so none always follows the same one. A warm-up round, all untimed, comes first: a
-// process's first call at a new size took 2-10x a later one, and over TCP the next two or three
-// still 1.3-2x (every schedule; no page faults among them), so the model's pick, which opens the
+// process's first call at a size larger than any before took 3-10x a later one, and the next one
+// or two still up to 2x (every schedule, over TCP and shm), so the model's pick, which opens the
 // first round, was timed on them (bench/RESULTS.md, twenty-fourth pass). After the last round
 // every rank takes each candidate's fastest timed round (its mean call: as calibration does, so
 // that another process's time slice does not count), the ranks keep the slowest rank's figure of
