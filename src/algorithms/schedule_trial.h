@@ -64,6 +64,11 @@ inline constexpr double kBurstBudgetUs = 200;
 inline constexpr size_t kMinQuickBurst = 3;
 inline constexpr size_t kMaxQuickBurst = 16;
 inline constexpr size_t kMaxTimedRounds = 3;
+// Untimed rounds before the timed ones (see the warm-up round above).
+inline constexpr size_t kWarmUpRounds = 1;
+// The most calls a trial takes: every candidate's longest burst in every round.
+inline constexpr size_t kMostTrialCalls =
+    kMaxTrialCandidates * (1 + kMaxQuickBurst) * (kWarmUpRounds + kMaxTimedRounds);
 inline constexpr double kTrialWinFraction = 0.03;
 
 // The candidates among schedules with these predictions (nullopt: the model does not price it,
@@ -94,14 +99,16 @@ struct ScheduleTrial {
   const AlgorithmEntry* winner = nullptr;
 
   size_t burstCalls() const { return 1 + plan.timedPerBurst; }
-  // The warm-up round, then the timed ones.
-  size_t callsInTrial() const { return candidateCount * burstCalls() * (1 + plan.rounds); }
-  // 0: the warm-up round; the timed rounds are 1 to plan.rounds.
+  // The warm-up rounds, then the timed ones.
+  size_t callsInTrial() const {
+    return candidateCount * burstCalls() * (kWarmUpRounds + plan.rounds);
+  }
+  // Below kWarmUpRounds: a warm-up round.
   size_t round() const { return callsRun / (candidateCount * burstCalls()); }
   size_t nextCandidate() const { return (callsRun / burstCalls() + round()) % candidateCount; }
-  bool nextCallTimed() const { return round() > 0 && callsRun % burstCalls() != 0; }
+  bool nextCallTimed() const { return round() >= kWarmUpRounds && callsRun % burstCalls() != 0; }
   // Where the next call's time goes in timedUs (only when nextCallTimed()).
-  size_t nextTimedRound() const { return round() - 1; }
+  size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
 };

@@ -38,6 +38,12 @@ TEST(ScheduleTrial, QuickCallsGetMoreTimedCallsThanLongOnes) {
   const TrialPlan slow = trialPlan(kQuickCallUs);
   EXPECT_EQ(slow.rounds, 2u);
   EXPECT_EQ(slow.timedPerBurst, 1u);
+  // The longest trial: three candidates on the quickest calls, 4 rounds of bursts of 17.
+  ScheduleTrial longest;
+  longest.candidateCount = kMaxTrialCandidates;
+  longest.plan = tiny;
+  EXPECT_EQ(longest.callsInTrial(), kMostTrialCalls);
+  EXPECT_EQ(kMostTrialCalls, 204u);
 }
 
 TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
