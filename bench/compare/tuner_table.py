@@ -9,6 +9,9 @@ hoop-perf's per-size median (out-of-place, the slowest rank).
 
   bench/compare/tuner_table.py --build build --ranks 4 --transport shm \\
       --sizes "8:2M:4:200:20 8M:256M:4:10:2" --rounds 3
+
+--baseline OTHER_BUILD runs that build's own choice too, in every round beside --build's, and
+judges its picks against the same forced runs: an A/B of a tuner change.
 """
 import argparse
 import collections
@@ -29,19 +32,20 @@ def parse_range(spec):
     return begin, end, factor, iters, warmup
 
 
-def run_perf(args, size_range, algo, csv_path):
+def run_perf(args, size_range, algo, csv_path, build=None):
     begin, end, factor, iters, warmup = size_range
+    build = build or args.build
     env = dict(os.environ)
     # A tree made by pack.sh carries the shared libraries its programs need.
-    packed_libs = os.path.join(args.build, "lib")
+    packed_libs = os.path.join(build, "lib")
     if os.path.isdir(packed_libs):
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in (os.path.abspath(packed_libs), env.get("LD_LIBRARY_PATH")) if p)
     env.setdefault("HOOP_SOCKET_IFNAME", "=lo")
     if args.transport != "auto":
         env["HOOP_TRANSPORT"] = args.transport
-    command = [os.path.join(args.build, "bin", "hooprun"), "-np", str(args.ranks),
-               "--bind-to", args.bind, os.path.join(args.build, "bin", "hoop-perf"),
+    command = [os.path.join(build, "bin", "hooprun"), "-np", str(args.ranks),
+               "--bind-to", args.bind, os.path.join(build, "bin", "hoop-perf"),
                "allreduce", "-b", begin, "-e", end, "-f", factor, "-n", iters, "-w", warmup,
                "-a", "3", "-d", "float", "--csv", csv_path]
     if algo:
@@ -64,19 +68,27 @@ def main():
                              "narrows the spread between launches when ranks share cores")
     parser.add_argument("--all-schedules", action="store_true",
                         help="also print every forced schedule's time per size")
+    parser.add_argument("--baseline", metavar="BUILD",
+                        help="another build whose own choice runs beside --build's in every "
+                             "round (an A/B of the tuner against the same forced runs)")
     args = parser.parse_args()
 
     chosen = {}  # size -> (schedule, [median us per round])
+    baseline = {}  # the same for --baseline
     forced = {}  # size -> schedule -> [median us per round]
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "rows.csv")
         for _ in range(args.rounds):
             for size_range in map(parse_range, args.sizes.split()):
-                for row in run_perf(args, size_range, None, path):
-                    size = int(row["size_bytes"])
-                    entry = chosen.setdefault(size, ([], []))
-                    entry[0].append(row["algorithm"])
-                    entry[1].append(float(row["oop_median_us"]))
+                own_runs = [(chosen, args.build)]
+                if args.baseline:
+                    own_runs.append((baseline, args.baseline))
+                for picks, build in own_runs:
+                    for row in run_perf(args, size_range, None, path, build):
+                        size = int(row["size_bytes"])
+                        entry = picks.setdefault(size, ([], []))
+                        entry[0].append(row["algorithm"])
+                        entry[1].append(float(row["oop_median_us"]))
                 for row in run_perf(args, size_range, "all", path):
                     size = int(row["size_bytes"])
                     forced.setdefault(size, {}).setdefault(row["algorithm"], []).append(
@@ -85,28 +97,45 @@ def main():
     print(f"allreduce float32 sum, {args.ranks} ranks, transport {args.transport}, "
           f"{args.rounds} rounds, --bind {args.bind} (median us of the slowest rank)\n")
     print("| size | hoop's pick | pick forced us | fastest forced | us | pick/fastest "
-          "| hoop's own run us |")
-    print("|---:|---|---:|---|---:|---:|---:|")
+          "| hoop's own run us |" + (" baseline's pick | its pick/fastest |"
+                                     if args.baseline else ""))
+    print("|---:|---|---:|---|---:|---:|---:|" + ("---|---:|" if args.baseline else ""))
     worst = 0.0
+    baseline_worst = 0.0
     for size in sorted(chosen):
-        picks, times = chosen[size]
         forced_us = {name: statistics.median(t) for name, t in forced[size].items()}
         best_name, best_us = min(forced_us.items(), key=lambda item: item[1])
-        # The pick's quality: its own forced time against the fastest forced one, both from
-        # the forced runs (hoop's own run, in another process, differs by the machine's noise).
-        # Each launch calibrates anew and may pick differently: every round's pick counts, and
-        # the pick's time is the mean over rounds of the forced time of that round's pick.
-        pick_us = statistics.mean(forced_us.get(p, statistics.median(times)) for p in picks)
+        label, pick_us, own_us = judge_picks(chosen[size], forced_us)
         ratio = pick_us / best_us
         worst = max(worst, ratio)
-        counts = collections.Counter(picks).most_common()
-        label = counts[0][0] if len(counts) == 1 else ", ".join(
-            f"{name} {n}/{len(picks)}" for name, n in counts)
-        print(f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
-              f"| {statistics.median(times):.1f} |")
+        line = (f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
+                f"| {own_us:.1f} |")
+        if args.baseline:
+            base_label, base_us, _ = judge_picks(baseline[size], forced_us)
+            baseline_worst = max(baseline_worst, base_us / best_us)
+            line += f" {base_label} | {base_us / best_us:.2f} |"
+        print(line)
     print(f"\nworst pick/fastest: {worst:.2f}")
+    if args.baseline:
+        print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}")
     if args.all_schedules:
         print_all_schedules(forced)
+
+
+def judge_picks(chosen, forced_us):
+    """A build's picks at one size: their label, their forced time, and its own runs' median.
+
+    The pick's quality is its own forced time against the fastest forced one, both from the
+    forced runs (hoop's own run, in another process, differs by the machine's noise). Each
+    launch calibrates anew and may pick differently: every round's pick counts, and the pick's
+    time is the mean over rounds of the forced time of that round's pick.
+    """
+    picks, times = chosen
+    pick_us = statistics.mean(forced_us.get(p, statistics.median(times)) for p in picks)
+    counts = collections.Counter(picks).most_common()
+    label = counts[0][0] if len(counts) == 1 else ", ".join(
+        f"{name} {n}/{len(picks)}" for name, n in counts)
+    return label, pick_us, statistics.median(times)
 
 
 def print_all_schedules(forced):

@@ -62,8 +62,9 @@ bool scheduledCollective(Collective collective, hoopCollective_t* asked) {
 
 namespace {
 
-// Calls until hoop's schedule for `call` is settled. hoop's own trial takes at most 204 calls;
-// the bound only keeps a benchmark finite should that ever change.
+// Calls until hoop's schedule for `call` is settled. hoop's own trial and the confirmations in
+// a row after it take at most 396 calls; the bound only keeps a benchmark finite should that
+// ever change.
 constexpr int kMaxSettlingCalls = 1000;
 
 void runUntilSettled(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers) {

@@ -4,9 +4,10 @@
 // hoop's choice: the schedule the cost model (tuner.h) predicts fastest among those that can
 // serve the call (allreduce, allgather, broadcast, reduce), with the piece size it predicts
 // fastest for pipelined ones; the others have one schedule. Where the model prices several
-// close together, the first calls of the size class time them and the class keeps the fastest
-// (schedule_trial.h). Every input to the choice is the same on every rank, the timings
-// included (the ranks agree on them), so every rank runs the same schedule.
+// close together, the first calls of the size class time them, confirm the fastest in a row,
+// and the class keeps the fastest confirmed (schedule_trial.h). Every input to the choice is
+// the same on every rank, the timings included (the ranks agree on them), so every rank runs
+// the same schedule.
 #include <algorithm>
 #include <chrono>
 
@@ -126,10 +127,10 @@ ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
   return {schedule, pieceBytesFor(comm, args, *schedule)};
 }
 
-// The trial of the call's size class while it is still timing (the class's first call starts
-// it, or settles it at once where the model prices fewer than two schedules close together).
-// Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop.
-ScheduleTrial* timingTrial(Communicator& comm, const CollectiveArgs& args) {
+// The trial of the call's size class while it is still timing or confirming (the class's first
+// call starts it, or settles it at once where the model prices fewer than two schedules close
+// together). Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop.
+ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args) {
   ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
   if (trial.phase == ScheduleTrial::Phase::kNotStarted) {
     trial.bytes = args.bytes();
@@ -142,7 +143,7 @@ ScheduleTrial* timingTrial(Communicator& comm, const CollectiveArgs& args) {
       trial.phase = ScheduleTrial::Phase::kTiming;
     }
   }
-  return trial.phase == ScheduleTrial::Phase::kTiming ? &trial : nullptr;
+  return trial.phase == ScheduleTrial::Phase::kSettled ? nullptr : &trial;
 }
 
 // Runs `schedule` on the call, in pieces of `pieceBytes` (0: HOOP_CHUNK_SIZE's).
@@ -161,21 +162,26 @@ void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry&
   schedule.run(comm, args);
 }
 
-// One call of a trial: the next candidate, timed unless it opens its burst; after the last, the
-// ranks agree on the times and the class settles.
+// One call of a trial: the next candidate, timed unless it opens its burst, or the candidate
+// being confirmed in a row; after the last of either, the ranks agree on the times and the class
+// confirms a candidate or settles.
 void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial) {
   const size_t candidate = trial.nextCandidate();
   const AlgorithmEntry& schedule = *trial.candidates[candidate];
   const Clock::time_point start = Clock::now();
   runSchedule(comm, args, schedule, pieceBytesFor(comm, args, schedule));
-  if (trial.nextCallTimed()) {
-    trial.timedUs[candidate][trial.nextTimedRound()] +=
-        std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  if (trial.phase == ScheduleTrial::Phase::kConfirming) {
+    trial.confirmUs[trial.confirmCallsRun] = us;
+    if (++trial.confirmCallsRun < trial.confirmCalls) return;
+    endConfirmation(comm, args.tag(), trial);
+  } else {
+    if (trial.nextCallTimed()) trial.timedUs[candidate][trial.nextTimedRound()] += us;
+    if (++trial.callsRun < trial.callsInTrial()) return;
+    endTimedRounds(comm, args.tag(), trial);
   }
-  if (++trial.callsRun < trial.callsInTrial()) return;
-  settleTrial(comm, args.tag(), trial);
   // A size of this class may have been memoised with the model's pick meanwhile.
-  comm.scheduleMemo(args.kind) = {};
+  if (trial.phase == ScheduleTrial::Phase::kSettled) comm.scheduleMemo(args.kind) = {};
 }
 
 }  // namespace
@@ -203,7 +209,7 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     return;
   }
   const AlgorithmEntry* forced = forcedFor(comm, args);
-  ScheduleTrial* trial = forced == nullptr && trialsOn(comm) ? timingTrial(comm, args) : nullptr;
+  ScheduleTrial* trial = forced == nullptr && trialsOn(comm) ? unsettledTrial(comm, args) : nullptr;
   if (trial != nullptr && trial->bytes == args.bytes() &&
       fits(*trial->candidates[trial->nextCandidate()], comm, args)) {
     runTrialCall(comm, args, *trial);

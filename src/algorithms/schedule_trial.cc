@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "algorithms/primitives.h"
@@ -33,6 +34,24 @@ std::vector<double> slowestOfEachRank(Communicator& comm, const FrameTag& tag,
 std::string microseconds(double us) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f us", us);
+  return text;
+}
+
+// "allreduce of 2048 to 4095 bytes": the kind and size class a trial speaks for.
+std::string className(OpKind kind, size_t bytes) {
+  const size_t sizeClass = trialSizeClass(bytes);
+  const size_t low = sizeClass == 0 ? 0 : size_t{1} << (sizeClass - 1);
+  const size_t high = sizeClass == 0 ? 0 : (low << 1) - 1;
+  return str(opKindName(kind), " of ", low, " to ", high, " bytes");
+}
+
+// "double binary tree 10.5 us (in a row), ring 12.0 us": every candidate's agreed figure.
+std::string figures(const ScheduleTrial& trial) {
+  std::string text;
+  for (size_t c = 0; c < trial.candidateCount; ++c) {
+    text += str(c == 0 ? "" : ", ", trial.candidates[c]->logName, " ",
+                microseconds(trial.agreedUs[c]), trial.confirmed[c] ? " (in a row)" : "");
+  }
   return text;
 }
 
@@ -84,23 +103,93 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
   return fastest;
 }
 
-void settleTrial(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
-  const std::vector<double> agreed = slowestOfEachRank(comm, tag, trial.fastestRoundsUs());
-  const size_t won = trialWinner(agreed);
-  trial.winner = trial.candidates[won];
-  trial.phase = ScheduleTrial::Phase::kSettled;
-  std::string times;
-  for (size_t c = 0; c < trial.candidateCount; ++c) {
-    times += str(c == 0 ? "" : ", ", trial.candidates[c]->logName, " ", microseconds(agreed[c]));
+double ScheduleTrial::confirmMedianUs() const {
+  std::array<double, kMaxConfirmCalls> sorted = confirmUs;
+  const auto calls = std::span(sorted).first(confirmCallsRun);
+  std::sort(calls.begin(), calls.end());
+  const size_t middle = calls.size() / 2;
+  return calls.size() % 2 == 1 ? calls[middle] : (calls[middle - 1] + calls[middle]) / 2;
+}
+
+size_t confirmCallsFor(double agreedUs) {
+  const double fitting = std::ceil(kConfirmBudgetUs / std::max(agreedUs, 1e-3));
+  if (fitting >= static_cast<double>(kMaxConfirmCalls)) return kMaxConfirmCalls;
+  return std::max(kMinConfirmCalls, static_cast<size_t>(fitting));
+}
+
+size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < agreedUs.size(); ++i) {
+    if (confirmed[i] && (!best || agreedUs[i] < agreedUs[*best] * (1 - kTrialWinFraction))) {
+      best = i;
+    }
   }
-  const size_t sizeClass = trialSizeClass(trial.bytes);
-  const size_t low = sizeClass == 0 ? 0 : size_t{1} << (sizeClass - 1);
-  const size_t high = sizeClass == 0 ? 0 : (low << 1) - 1;
-  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), opKindName(tag.kind), " of ", low, " to ",
-      high, " bytes settled on ", trial.winner->logName, " (at ", trial.bytes,
-      " bytes, the slowest rank's fastest of ", trial.plan.rounds,
+  return best.value();
+}
+
+std::optional<size_t> nextToConfirm(std::span<const double> agreedUs,
+                                    std::span<const bool> confirmed) {
+  const double reach = agreedUs[fastestConfirmed(agreedUs, confirmed)] * kConfirmReach;
+  std::optional<size_t> next;
+  for (size_t i = 0; i < agreedUs.size(); ++i) {
+    if (!confirmed[i] && agreedUs[i] < reach && (!next || agreedUs[i] < agreedUs[*next])) next = i;
+  }
+  return next;
+}
+
+void ScheduleTrial::startConfirming(size_t candidate) {
+  phase = Phase::kConfirming;
+  confirming = candidate;
+  confirmCalls = confirmCallsFor(agreedUs[candidate]);
+  confirmCallsRun = 0;
+}
+
+void ScheduleTrial::takeTimedRounds(std::span<const double> agreed) {
+  std::copy(agreed.begin(), agreed.end(), agreedUs.begin());
+  startConfirming(trialWinner(agreed));
+}
+
+void ScheduleTrial::takeConfirmation(double agreedInARowUs) {
+  agreedUs[confirming] = agreedInARowUs;
+  confirmed[confirming] = true;
+  const auto figures = std::span(agreedUs).first(candidateCount);
+  const auto done = std::span(confirmed).first(candidateCount);
+  if (const std::optional<size_t> next = nextToConfirm(figures, done)) {
+    startConfirming(*next);
+    return;
+  }
+  winner = candidates[fastestConfirmed(figures, done)];
+  phase = Phase::kSettled;
+}
+
+void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+  trial.takeTimedRounds(slowestOfEachRank(comm, tag, trial.fastestRoundsUs()));
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),
+      " timed at ", trial.bytes, " bytes (the slowest rank's fastest of ", trial.plan.rounds,
       " timed round(s) after a warm-up one, its mean of ", trial.plan.timedPerBurst,
-      " call(s): ", times, "; the model's pick: ", trial.candidates[0]->logName, ")");
+      " call(s)): ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName,
+      "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
+      trial.confirmCalls, " calls in a row");
+}
+
+void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+  // Taking the confirmation may start the next one: what the log says of this one, first.
+  const size_t done = trial.confirming;
+  const size_t calls = trial.confirmCalls;
+  const double timedUs = trial.agreedUs[done];
+  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMedianUs()}).front());
+  const std::string inARow = str(trial.candidates[done]->logName, "'s ", calls,
+                                 " calls in a row took ", microseconds(trial.agreedUs[done]),
+                                 " (the slowest rank's median; timed ", microseconds(timedUs), ")");
+  if (trial.phase == ScheduleTrial::Phase::kConfirming) {
+    log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), ": ",
+        inARow, "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
+        trial.confirmCalls, " calls in a row");
+    return;
+  }
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),
+      " settled on ", trial.winner->logName, " (at ", trial.bytes, " bytes, ", inARow,
+      "; the figures: ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName, ")");
 }
 
 }  // namespace hoop

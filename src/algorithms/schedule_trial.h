@@ -23,6 +23,15 @@
 // an earlier one by kTrialWinFraction to displace it, so schedules within the noise keep the
 // model's order.
 //
+// The leader is then confirmed in a row: the class runs it alone for the next confirmCallsFor()
+// calls, and the ranks agree on the slowest rank's median of them, which replaces its figure.
+// Short bursts misjudge schedules whose state builds up over calls: at 2 MiB, 4 ranks over
+// loopback TCP, the bursts read two-shot at 1.5-2.0 ms and the tree at 1.7-2.4, where in long
+// loops two-shot took 2.0-2.7 and the tree 1.5-1.9 (bench/RESULTS.md, twenty-fifth pass). So
+// every other candidate whose figure is within kConfirmReach of the fastest confirmed one is
+// confirmed in a row too, least figure first, and the class settles on the fastest confirmed
+// (a later candidate again beating an earlier one by kTrialWinFraction).
+//
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
 // BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
 // (4 ranks, 2 MiB, loopback), which is why hoop's data sockets use reno (core/config.h).
@@ -70,6 +79,16 @@ inline constexpr size_t kWarmUpRounds = 1;
 inline constexpr size_t kMostTrialCalls =
     kMaxTrialCandidates * (1 + kMaxQuickBurst) * (kWarmUpRounds + kMaxTimedRounds);
 inline constexpr double kTrialWinFraction = 0.03;
+// A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
+// from kMinConfirmCalls to kMaxConfirmCalls (a few milliseconds for quick calls; four calls of a
+// 256 MiB allreduce). Bursts were seen to misjudge a schedule by up to 1.4x either way.
+inline constexpr double kConfirmBudgetUs = 20000;
+inline constexpr size_t kMinConfirmCalls = 4;
+inline constexpr size_t kMaxConfirmCalls = 64;
+inline constexpr double kConfirmReach = 1.5;
+// The most calls before a class settles: the trial, then every candidate confirmed in a row.
+inline constexpr size_t kMostCallsToSettle =
+    kMostTrialCalls + kMaxTrialCandidates * kMaxConfirmCalls;
 
 // The candidates among schedules with these predictions (nullopt: the model does not price it,
 // or it cannot serve the call): indices, fastest first (ties: the lower index).
@@ -83,10 +102,19 @@ TrialPlan trialPlan(double fastestPredictedUs);
 size_t trialWinner(std::span<const double> agreedUs);
 // A call's size class: the bit width of its bytes (sizes from 2^(c-1) to 2^c - 1).
 size_t trialSizeClass(size_t bytes);
+// How many calls in a row confirm a candidate whose agreed figure is `agreedUs`.
+size_t confirmCallsFor(double agreedUs);
+// The fastest of the candidates confirmed in a row (one at least); a later one must beat an
+// earlier one by kTrialWinFraction.
+size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed);
+// The candidate to confirm next: the unconfirmed one with the least figure, if that is within
+// kConfirmReach of the fastest confirmed one's.
+std::optional<size_t> nextToConfirm(std::span<const double> agreedUs,
+                                    std::span<const bool> confirmed);
 
 // One kind of collective in one size class.
 struct ScheduleTrial {
-  enum class Phase : uint8_t { kNotStarted, kTiming, kSettled };
+  enum class Phase : uint8_t { kNotStarted, kTiming, kConfirming, kSettled };
   Phase phase = Phase::kNotStarted;
   size_t bytes = 0;  // the size the candidates are timed at
   std::array<const AlgorithmEntry*, kMaxTrialCandidates> candidates{};
@@ -95,6 +123,14 @@ struct ScheduleTrial {
   size_t callsRun = 0;
   // By candidate and round: the timed calls' microseconds, summed.
   std::array<std::array<double, kMaxTimedRounds>, kMaxTrialCandidates> timedUs{};
+  // By candidate: the ranks' agreed figure, from the timed rounds, then from calls in a row.
+  std::array<double, kMaxTrialCandidates> agreedUs{};
+  std::array<bool, kMaxTrialCandidates> confirmed{};
+  // Confirming: the candidate run in a row, for how many calls, and this rank's time of each.
+  size_t confirming = 0;
+  size_t confirmCalls = 0;
+  size_t confirmCallsRun = 0;
+  std::array<double, kMaxConfirmCalls> confirmUs{};
   // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
   const AlgorithmEntry* winner = nullptr;
 
@@ -105,18 +141,34 @@ struct ScheduleTrial {
   }
   // Below kWarmUpRounds: a warm-up round.
   size_t round() const { return callsRun / (candidateCount * burstCalls()); }
-  size_t nextCandidate() const { return (callsRun / burstCalls() + round()) % candidateCount; }
+  size_t nextCandidate() const {
+    if (phase == Phase::kConfirming) return confirming;
+    return (callsRun / burstCalls() + round()) % candidateCount;
+  }
   bool nextCallTimed() const { return round() >= kWarmUpRounds && callsRun % burstCalls() != 0; }
   // Where the next call's time goes in timedUs (only when nextCallTimed()).
   size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
+  // This rank's median call in a row (the mean of the middle two for an even count).
+  double confirmMedianUs() const;
+
+  // The ranks' agreed figures of the timed rounds: confirming the winner (trialWinner) starts.
+  void takeTimedRounds(std::span<const double> agreed);
+  // The ranks' agreed median of the calls in a row replaces the confirmed candidate's figure;
+  // then another candidate is confirmed (nextToConfirm), or the class settles on the fastest
+  // confirmed.
+  void takeConfirmation(double agreedInARowUs);
+  void startConfirming(size_t candidate);
 };
 
-// After a trial's last call, on every rank: agrees on the slowest rank's median of each
-// candidate (once around the ring, in frames of the call's own `tag`), picks the winner, and logs
-// the times and the pick at INFO.
-void settleTrial(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+// After a trial's last timed call, on every rank: agrees on the slowest rank's figure of each
+// candidate (once around the ring, in frames of the call's own `tag`), picks the leader, starts
+// confirming it in a row, and logs the times and the pick at INFO.
+void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+// After the last call in a row, on every rank: agrees on the slowest rank's median, then settles
+// the class or confirms another candidate (nextToConfirm), and logs which at INFO.
+void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
 
 // Every kind and size class a communicator has called, created on first use.
 class ScheduleTrials {

@@ -91,25 +91,31 @@ double extraMessageShare(const CallShape& shape) { return overNetwork(shape) ? 1
 // fifteenth passes).
 bool cpusToSpare(const CallShape& shape) { return shape.hosts == 1 && shape.ranksPerCpu <= 0.5; }
 
-// Over TCP two-shot is priced only where it runs in one round (pieces of S/n up to its slice,
-// the chunk size), as it was measured: sliced in 64 or 256 KiB it read 0.8-1.1x the double
-// tree's time at 4 ranks on 2 CPUs from 1 to 32 MiB (level, within that host's noise), so the
-// tree keeps those sizes there. Over shm, over TCP where CPUs are to spare, and at two ranks,
-// its slices are priced at every size (twoShotByteFactor). At two ranks it is priced as the
-// ring, which it ties and follows in the model's order, so the schedule trial times the two:
-// over TCP with reno sockets two-shot took 0.8-0.9x the ring's time from 8 to 128 MiB on 2 CPUs
-// (bench/RESULTS.md, twenty-third pass).
-bool twoShotPriced(const CallShape& shape) {
+// Whether two-shot's pieces of S/n pass its slice (the chunk size over TCP), so it runs in
+// several rounds.
+bool twoShotSliced(const CallShape& shape) {
   const double piece = static_cast<double>(shape.bytes) / static_cast<double>(shape.ranks);
-  return !overNetwork(shape) || cpusToSpare(shape) || shape.ranks <= 2 ||
-         piece <= static_cast<double>(twoShotSliceBytes(shape));
+  return piece > static_cast<double>(twoShotSliceBytes(shape));
+}
+
+// Over TCP where ranks share CPUs, two-shot's slices are priced as the ring, which it ties and
+// follows in the model's order, so the schedule trial times the two: sliced, it read 0.8-1.1x the
+// double tree's time at 4 ranks on 2 CPUs from 1 to 32 MiB (level, within that host's noise),
+// and from 8 MiB it was the fastest schedule in some tables (0.8x the ring's time at 8 MiB) and
+// 1.35x the ring's at 128 MiB in others (bench/RESULTS.md, twenty-fourth and twenty-fifth
+// passes). At two ranks it is the ring, message for message: over TCP with reno sockets it took
+// 0.8-0.9x the ring's time from 8 to 128 MiB on 2 CPUs (twenty-third pass). Between hosts it is
+// priced only in one round (unmeasured there in slices).
+bool twoShotPriced(const CallShape& shape) {
+  return !overNetwork(shape) || shape.hosts == 1 || shape.ranks <= 2 || !twoShotSliced(shape);
 }
 
 // The two-shot allreduce's byte terms against the ring's.
 // - Two ranks: one message each way per step; it is the ring.
 // - Over TCP its streams at once keep the connections busier: 0.55-0.8x the ring's time at
 //   512 KiB to 2 MiB at 4 ranks on 2 CPUs. Sliced, where ranks have CPUs to spare
-//   (cpusToSpare), 0.75-0.93x the ring's from 2 to 32 MiB at 4 ranks on 16 CPUs: 0.8.
+//   (cpusToSpare), 0.75-0.93x the ring's from 2 to 32 MiB at 4 ranks on 16 CPUs: 0.8; where
+//   they share CPUs, the ring's (twoShotPriced).
 // - Over shm, in slices that stay in the level-2 cache (twoShotSliceBytes), from 4 ranks on:
 //   the ring's 2(n-1) steps move in lockstep, where two-shot's n-1 messages of a step land in
 //   any order. On 2 cores it read 0.56-0.90x the ring's time at 4 ranks from 512 KiB to
@@ -120,7 +126,10 @@ bool twoShotPriced(const CallShape& shape) {
 //   (1.0-1.2x): the ring and the tree keep the large sizes.
 double twoShotByteFactor(const CallShape& shape) {
   if (shape.ranks <= 2) return 1.0;
-  if (overNetwork(shape)) return cpusToSpare(shape) ? 0.8 : 0.75;
+  if (overNetwork(shape)) {
+    if (cpusToSpare(shape)) return 0.8;
+    return twoShotSliced(shape) ? 1.0 : 0.75;
+  }
   return shape.ranks >= 4 ? 0.8 : 1.05;
 }
 

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <optional>
 #include <vector>
+
+#include "algorithms/registry.h"
 
 namespace hoop {
 namespace {
@@ -53,6 +56,99 @@ TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
   EXPECT_EQ(trialWinner(std::vector<double>{100.0, 98.0}), 0u);
   EXPECT_EQ(trialWinner(std::vector<double>{100.0, 96.0}), 1u);
   EXPECT_EQ(trialWinner(std::vector<double>{7.0}), 0u);
+}
+
+// As many calls in a row as fit 20 ms by the leader's figure, from 4 to 64.
+TEST(ScheduleTrial, ConfirmationsRunAsManyCallsAsFitTheirBudget) {
+  EXPECT_EQ(confirmCallsFor(2000), 10u);
+  EXPECT_EQ(confirmCallsFor(1900), 11u);
+  EXPECT_EQ(confirmCallsFor(400), 50u);
+  EXPECT_EQ(confirmCallsFor(10), kMaxConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(0), kMaxConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(300000), kMinConfirmCalls);
+  EXPECT_EQ(kMostCallsToSettle, 204u + 3 * 64);
+}
+
+// Three candidates' figures, and which were confirmed in a row.
+using Figures = std::array<double, 3>;
+using Confirmed = std::array<bool, 3>;
+
+TEST(ScheduleTrial, TheFastestConfirmedWinsButOnlyByMoreThanTheNoise) {
+  // Unconfirmed figures do not count, however low.
+  EXPECT_EQ(fastestConfirmed(Figures{1884.8, 2591.5, 2034.2}, Confirmed{false, false, true}), 2u);
+  EXPECT_EQ(fastestConfirmed(Figures{1821.3, 2591.5, 2034.2}, Confirmed{true, false, true}), 0u);
+  // 2% faster than an earlier candidate is within the noise: the earlier one stays.
+  EXPECT_EQ(fastestConfirmed(Figures{100.0, 98.0, 50.0}, Confirmed{true, true, false}), 0u);
+  EXPECT_EQ(fastestConfirmed(Figures{100.0, 96.0, 50.0}, Confirmed{true, true, false}), 1u);
+}
+
+TEST(ScheduleTrial, CandidatesWithinReachOfTheFastestConfirmedAreConfirmedLeastFirst) {
+  using Next = std::optional<size_t>;
+  // Two-shot confirmed at 1872.8 us: the ring's 2107.3 is next, then the tree's 2146.1.
+  EXPECT_EQ(nextToConfirm(Figures{2146.1, 1872.8, 2107.3}, Confirmed{false, true, false}), Next(2));
+  EXPECT_EQ(nextToConfirm(Figures{2146.1, 1872.8, 1950.3}, Confirmed{false, true, true}), Next(0));
+  EXPECT_EQ(nextToConfirm(Figures{1700.0, 1872.8, 1950.3}, Confirmed{true, true, true}),
+            std::nullopt);
+  // 1.5x the fastest confirmed or more: out of reach.
+  EXPECT_EQ(nextToConfirm(Figures{150.0, 100.0, 149.0}, Confirmed{false, true, false}), Next(2));
+  EXPECT_EQ(nextToConfirm(Figures{150.0, 100.0, 151.0}, Confirmed{false, true, true}),
+            std::nullopt);
+}
+
+TEST(ScheduleTrial, TheConfirmationIsTheMedianCallInARow) {
+  ScheduleTrial trial;
+  trial.confirmUs[0] = 30;
+  trial.confirmUs[1] = 10;
+  trial.confirmUs[2] = 500;  // another process's time slice does not move it
+  trial.confirmCallsRun = 3;
+  EXPECT_EQ(trial.confirmMedianUs(), 30.0);
+  trial.confirmUs[3] = 20;
+  trial.confirmCallsRun = 4;
+  EXPECT_EQ(trial.confirmMedianUs(), 25.0);
+}
+
+// The timed rounds' winner is confirmed in a row, then every candidate within reach of the
+// fastest confirmed figure, least figure first; the class settles on the fastest confirmed.
+TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
+  const std::array<AlgorithmEntry, 3> schedules{};
+  const auto fresh = [&](std::vector<double> timedUs) {
+    ScheduleTrial trial;
+    trial.candidateCount = 3;
+    for (size_t c = 0; c < 3; ++c) trial.candidates[c] = &schedules[c];
+    trial.takeTimedRounds(timedUs);
+    return trial;
+  };
+  // The tree, recursive doubling, two-shot as the bursts read them at 2 MiB.
+  ScheduleTrial trial = fresh({1884.8, 2591.5, 1683.3});
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
+  EXPECT_EQ(trial.confirming, 2u);  // the timed rounds' fastest
+  EXPECT_EQ(trial.nextCandidate(), 2u);
+  EXPECT_EQ(trial.confirmCalls, 12u);
+  trial.confirmCallsRun = trial.confirmCalls;
+  // In a row it is slower: the tree is confirmed next, and recursive doubling's 2591.5 is within
+  // 1.5x of the fastest confirmed either way.
+  trial.takeConfirmation(2034.2);
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
+  EXPECT_EQ(trial.confirming, 0u);
+  EXPECT_EQ(trial.confirmCallsRun, 0u);
+  EXPECT_EQ(trial.confirmCalls, 11u);
+  EXPECT_EQ(trial.agreedUs[2], 2034.2);
+  trial.takeConfirmation(1821.3);
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
+  EXPECT_EQ(trial.confirming, 1u);
+  trial.takeConfirmation(2600.0);
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
+  EXPECT_EQ(trial.winner, &schedules[0]);
+
+  // A candidate whose bursts read 1.5x the fastest confirmed or more is never run in a row.
+  trial = fresh({1000.0, 3000.0, 1400.0});
+  EXPECT_EQ(trial.confirming, 0u);
+  trial.takeConfirmation(1100.0);
+  EXPECT_EQ(trial.confirming, 2u);
+  trial.takeConfirmation(1200.0);
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
+  EXPECT_EQ(trial.winner, &schedules[0]);
+  EXPECT_FALSE(trial.confirmed[1]);
 }
 
 TEST(ScheduleTrial, SizeClassesArePowersOfTwo) {

@@ -219,12 +219,21 @@ TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
             *predictAllReduceUs("recdoubling", oneHost(1 << 10, 4, false), {}));
   EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(1 << 20, 4, false), {}),
             *predictAllReduceUs("ring", oneHost(1 << 20, 4, false), {}));
-  // Over TCP it is priced only whole, pieces up to the chunk size (sliced, it measured level
-  // with the tree): larger buffers go to the others.
-  EXPECT_EQ(predictAllReduceUs("twoshot", oneHost(4 << 20, 4, false), {}), std::nullopt);
-  CallShape bigPieces = oneHost(4 << 20, 4, false);
-  bigPieces.pieceLimit = 1 << 20;
-  EXPECT_NE(predictAllReduceUs("twoshot", bigPieces, {}), std::nullopt);
+  // Over TCP on one host where ranks share CPUs, its slices (pieces past the chunk size) are
+  // priced as the ring, which it follows in the model's order, so the trial times both; between
+  // hosts it is priced only whole.
+  for (size_t bytes : {size_t{4} << 20, size_t{128} << 20}) {
+    EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(bytes, 4, false), {}).value(),
+                     predictAllReduceUs("ring", oneHost(bytes, 4, false), {}).value())
+        << bytes;
+    EXPECT_EQ(fastest(oneHost(bytes, 4, false), {}, {"ring", "twoshot"}), "ring") << bytes;
+  }
+  CallShape twoHosts = oneHost(4 << 20, 4, false);
+  twoHosts.hosts = 2;
+  twoHosts.ranksPerHost = 2;
+  EXPECT_EQ(predictAllReduceUs("twoshot", twoHosts, {}), std::nullopt);
+  twoHosts.pieceLimit = 1 << 20;
+  EXPECT_NE(predictAllReduceUs("twoshot", twoHosts, {}), std::nullopt);
   // Over shm it runs in cache-sized slices and is priced at every size. At 4 ranks it keeps
   // 512 KiB to 256 MiB from the ring and the tree (measured 0.56-0.90x the ring); at 5, 6 and 8
   // ranks the large sizes (measured below the ring from 4 MiB at 6 and 8); at 3 ranks, where it

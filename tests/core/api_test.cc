@@ -222,13 +222,13 @@ void runRanks(int nranks, Body body) {
 
 // hoop's timed choice (schedule_trial.h) at 2 KiB, where the model prices several schedules
 // close together: unsettled before the first call, settled on both ranks after the same number
-// of calls (at most kMostTrialCalls), every sum exact meanwhile, and both ranks then name the same
-// schedule. Turned off, the model's pick is settled from the start. The model keeps its default
-// figures, which price several schedules within 2x of each other there; figures measured on a
-// loaded machine may price one far ahead, leaving nothing to time.
+// of calls (at most kMostCallsToSettle), every sum exact meanwhile, and both ranks then name the
+// same schedule. Turned off, the model's pick is settled from the start. The model keeps its
+// default figures, which price several schedules within 2x of each other there; figures
+// measured on a loaded machine may price one far ahead, leaving nothing to time.
 TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
   constexpr size_t kCount = 512;
-  constexpr int kMostCalls = static_cast<int>(hoop::kMostTrialCalls) + 1;
+  constexpr int kMostCalls = static_cast<int>(hoop::kMostCallsToSettle) + 1;
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
   for (const bool trial : {true, false}) {
     setenv("HOOP_TUNE_TRIAL", trial ? "1" : "0", 1);
@@ -259,8 +259,10 @@ TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
     unsetenv("HOOP_TUNE_TRIAL");
     EXPECT_EQ(callsToSettle[0], callsToSettle[1]);
     if (trial) {
-      EXPECT_GE(callsToSettle[0], 2 * 4);  // two candidates at least, a burst of four each
-      EXPECT_LE(callsToSettle[0], static_cast<int>(hoop::kMostTrialCalls));
+      // The shortest trial: two candidates, bursts of two calls in a warm-up round and two
+      // timed ones, then the fewest calls in a row.
+      EXPECT_GE(callsToSettle[0], static_cast<int>(2 * 2 * 3 + hoop::kMinConfirmCalls));
+      EXPECT_LE(callsToSettle[0], static_cast<int>(hoop::kMostCallsToSettle));
     } else {
       EXPECT_EQ(callsToSettle[0], 0);
     }

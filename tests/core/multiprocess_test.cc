@@ -368,10 +368,12 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
           << settled[0][1];
     }
     for (const std::string& line : settled[0]) {
-      // "... settled on W (at B bytes, ...: A 1.0 us, B 2.0 us; the model's pick: A)"
+      // "... settled on W (at B bytes, ...; the figures: A 1.0 us (in a row), B 2.0 us; the
+      // model's pick: A)"
       const size_t nameAt = line.find(" settled on ") + 12;
       const std::string winner = line.substr(nameAt, line.find(" (at ", nameAt) - nameAt);
-      const size_t listAt = line.find("call(s): ") + 9;
+      ASSERT_NE(line.find("; the figures: "), std::string::npos) << line;
+      const size_t listAt = line.find("; the figures: ") + 15;
       std::istringstream list(line.substr(listAt, line.find("; the model's pick") - listAt));
       double winnerUs = -1;
       double fastestUs = 1e300;
