@@ -27,7 +27,8 @@
 // calls, and the ranks agree on the slowest rank's median of them, which replaces its figure.
 // Short bursts misjudge schedules whose state builds up over calls: at 2 MiB, 4 ranks over
 // loopback TCP, the bursts read two-shot at 1.5-2.0 ms and the tree at 1.7-2.4, where in long
-// loops two-shot took 2.0-2.7 and the tree 1.5-1.9 (bench/RESULTS.md, twenty-fifth pass). So
+// loops two-shot took 2.0-2.7 and the tree 1.5-1.9; over shm at 32 KiB they read two-shot at
+// twice its time in a row (bench/RESULTS.md, twenty-fifth pass). So
 // every other candidate whose figure is within kConfirmReach of the fastest confirmed one is
 // confirmed in a row too, least figure first, and the class settles on the fastest confirmed
 // (a later candidate again beating an earlier one by kTrialWinFraction).
@@ -81,11 +82,14 @@ inline constexpr size_t kMostTrialCalls =
 inline constexpr double kTrialWinFraction = 0.03;
 // A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
 // from kMinConfirmCalls to kMaxConfirmCalls (a few milliseconds for quick calls; four calls of a
-// 256 MiB allreduce). Bursts were seen to misjudge a schedule by up to 1.4x either way.
+// 256 MiB allreduce). Candidates within kConfirmReach of the fastest confirmed figure are
+// confirmed too: the model's own margin for a candidate, as bursts were seen to misjudge a
+// schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in bursts, 28.2 in a
+// row), and confirming a slower one costs a few of its calls, once.
 inline constexpr double kConfirmBudgetUs = 20000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
-inline constexpr double kConfirmReach = 1.5;
+inline constexpr double kConfirmReach = kTrialMargin;
 // The most calls before a class settles: the trial, then every candidate confirmed in a row.
 inline constexpr size_t kMostCallsToSettle =
     kMostTrialCalls + kMaxTrialCandidates * kMaxConfirmCalls;

@@ -89,9 +89,9 @@ TEST(ScheduleTrial, CandidatesWithinReachOfTheFastestConfirmedAreConfirmedLeastF
   EXPECT_EQ(nextToConfirm(Figures{2146.1, 1872.8, 1950.3}, Confirmed{false, true, true}), Next(0));
   EXPECT_EQ(nextToConfirm(Figures{1700.0, 1872.8, 1950.3}, Confirmed{true, true, true}),
             std::nullopt);
-  // 1.5x the fastest confirmed or more: out of reach.
-  EXPECT_EQ(nextToConfirm(Figures{150.0, 100.0, 149.0}, Confirmed{false, true, false}), Next(2));
-  EXPECT_EQ(nextToConfirm(Figures{150.0, 100.0, 151.0}, Confirmed{false, true, true}),
+  // Twice the fastest confirmed or more: out of reach.
+  EXPECT_EQ(nextToConfirm(Figures{200.0, 100.0, 199.0}, Confirmed{false, true, false}), Next(2));
+  EXPECT_EQ(nextToConfirm(Figures{200.0, 100.0, 201.0}, Confirmed{false, true, true}),
             std::nullopt);
 }
 
@@ -126,7 +126,7 @@ TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
   EXPECT_EQ(trial.confirmCalls, 12u);
   trial.confirmCallsRun = trial.confirmCalls;
   // In a row it is slower: the tree is confirmed next, and recursive doubling's 2591.5 is within
-  // 1.5x of the fastest confirmed either way.
+  // twice the fastest confirmed either way.
   trial.takeConfirmation(2034.2);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 0u);
@@ -140,7 +140,7 @@ TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
   EXPECT_EQ(trial.winner, &schedules[0]);
 
-  // A candidate whose bursts read 1.5x the fastest confirmed or more is never run in a row.
+  // A candidate whose bursts read twice the fastest confirmed or more is never run in a row.
   trial = fresh({1000.0, 3000.0, 1400.0});
   EXPECT_EQ(trial.confirming, 0u);
   trial.takeConfirmation(1100.0);
