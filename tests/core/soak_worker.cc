@@ -29,12 +29,14 @@
 #include <tuple>
 #include <vector>
 
+#include "algorithms/schedule_trial.h"
 #include "hoop/hoop.h"
 #include "reference.h"
 
 namespace {
 
 using hoop::DataType;
+using hoop::kMostCallsToSettle;
 using hoop::RedOp;
 
 int rank = -1;
@@ -192,9 +194,9 @@ class CheckedAllReduce {
   // (hoopCommScheduleSettled): the schedules it times on a size class's first calls are part of
   // the warm-up, as each one's first use grows the staging memory. A class is timed at the size
   // it was first called with, so other sizes of it settle only when that one runs: hence rounds
-  // over all of them, that one among them.
+  // over all of them, that one among them, as many as a class's trial and confirmations take.
   void settle(const std::vector<std::tuple<DataType, RedOp, size_t>>& calls) {
-    for (int round = 0; round < 100; ++round) {
+    for (size_t round = 0; round <= kMostCallsToSettle; ++round) {
       bool allSettled = true;
       for (const auto& [t, op, count] : calls) {
         int settled = 0;
@@ -207,7 +209,8 @@ class CheckedAllReduce {
       }
       if (allSettled) return;
     }
-    die("hoop's schedules were not settled after 100 rounds of calls");
+    die("hoop's schedules were not settled after " + std::to_string(kMostCallsToSettle + 1) +
+        " rounds of calls");
   }
 
   void run(DataType t, RedOp op, size_t count, bool inPlace, const std::string& what) {
