@@ -28,10 +28,10 @@
 // Short bursts misjudge schedules whose state builds up over calls: at 2 MiB, 4 ranks over
 // loopback TCP, the bursts read two-shot at 1.5-2.0 ms and the tree at 1.7-2.4, where in long
 // loops two-shot took 2.0-2.7 and the tree 1.5-1.9; over shm at 32 KiB they read two-shot at
-// twice its time in a row (bench/RESULTS.md, twenty-fifth pass). So
-// every other candidate whose figure is within kConfirmReach of the fastest confirmed one is
-// confirmed in a row too, least figure first, and the class settles on the fastest confirmed
-// (a later candidate again beating an earlier one by kTrialWinFraction).
+// twice its time in a row (bench/RESULTS.md, twenty-fifth pass). So every other candidate whose
+// figure is within kConfirmReach of the fastest confirmed one is confirmed in a row too, least
+// figure first, and the class settles on the fastest confirmed (a later candidate again beating
+// an earlier one by kTrialWinFraction).
 //
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
 // BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it

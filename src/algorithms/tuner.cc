@@ -101,11 +101,11 @@ bool twoShotSliced(const CallShape& shape) {
 // Over TCP where ranks share CPUs, two-shot's slices are priced as the ring, which it ties and
 // follows in the model's order, so the schedule trial times the two: sliced, it read 0.8-1.1x the
 // double tree's time at 4 ranks on 2 CPUs from 1 to 32 MiB (level, within that host's noise),
-// and from 8 MiB it was the fastest schedule in some tables (0.8x the ring's time at 8 MiB) and
-// 1.35x the ring's at 128 MiB in others (bench/RESULTS.md, twenty-fourth and twenty-fifth
-// passes). At two ranks it is the ring, message for message: over TCP with reno sockets it took
-// 0.8-0.9x the ring's time from 8 to 128 MiB on 2 CPUs (twenty-third pass). Between hosts it is
-// priced only in one round (unmeasured there in slices).
+// and from 8 MiB it was the fastest schedule in some tables (0.83x the ring's time at 8 MiB),
+// while at 128 MiB it took 1.3-1.5x the ring's (bench/RESULTS.md, twenty-fourth and
+// twenty-fifth passes). At two ranks it is the ring, message for message: over TCP with reno
+// sockets it took 0.8-0.9x the ring's time from 8 to 128 MiB on 2 CPUs (twenty-third pass).
+// Between hosts it is priced only in one round (unmeasured there in slices).
 bool twoShotPriced(const CallShape& shape) {
   return !overNetwork(shape) || shape.hosts == 1 || shape.ranks <= 2 || !twoShotSliced(shape);
 }
