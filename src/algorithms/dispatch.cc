@@ -173,7 +173,7 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
   const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
     trial.confirmUs[trial.confirmCallsRun] = us;
-    if (++trial.confirmCallsRun < trial.confirmCalls) return;
+    if (++trial.confirmCallsRun < trial.confirmCalls()) return;
     endConfirmation(comm, args.tag(), trial);
   } else {
     if (trial.nextCallTimed()) trial.timedUs[candidate][trial.nextTimedRound()] += us;

@@ -37,6 +37,18 @@ std::string microseconds(double us) {
   return text;
 }
 
+// The least of the figures `admits` lets in, in candidate order: a later one must beat an
+// earlier one by kTrialWinFraction, so figures within the noise keep the earlier (the model's
+// order). None when it admits none.
+template <typename Admits>
+std::optional<size_t> leastBeyondTheNoise(std::span<const double> agreedUs, Admits admits) {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < agreedUs.size(); ++i) {
+    if (admits(i) && (!best || agreedUs[i] < agreedUs[*best] * (1 - kTrialWinFraction))) best = i;
+  }
+  return best;
+}
+
 // "allreduce of 2048 to 4095 bytes": the kind and size class a trial speaks for.
 std::string className(OpKind kind, size_t bytes) {
   const size_t sizeClass = trialSizeClass(bytes);
@@ -84,11 +96,7 @@ TrialPlan trialPlan(double fastestPredictedUs) {
 }
 
 size_t trialWinner(std::span<const double> agreedUs) {
-  size_t best = 0;
-  for (size_t i = 1; i < agreedUs.size(); ++i) {
-    if (agreedUs[i] < agreedUs[best] * (1 - kTrialWinFraction)) best = i;
-  }
-  return best;
+  return leastBeyondTheNoise(agreedUs, [](size_t) { return true; }).value_or(0);
 }
 
 size_t trialSizeClass(size_t bytes) { return static_cast<size_t>(std::bit_width(bytes)); }
@@ -118,13 +126,7 @@ size_t confirmCallsFor(double agreedUs) {
 }
 
 size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed) {
-  std::optional<size_t> best;
-  for (size_t i = 0; i < agreedUs.size(); ++i) {
-    if (confirmed[i] && (!best || agreedUs[i] < agreedUs[*best] * (1 - kTrialWinFraction))) {
-      best = i;
-    }
-  }
-  return best.value();
+  return leastBeyondTheNoise(agreedUs, [&](size_t i) { return confirmed[i]; }).value();
 }
 
 std::optional<size_t> nextToConfirm(std::span<const double> agreedUs,
@@ -140,7 +142,6 @@ std::optional<size_t> nextToConfirm(std::span<const double> agreedUs,
 void ScheduleTrial::startConfirming(size_t candidate) {
   phase = Phase::kConfirming;
   confirming = candidate;
-  confirmCalls = confirmCallsFor(agreedUs[candidate]);
   confirmCallsRun = 0;
 }
 
@@ -169,13 +170,13 @@ void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& tria
       " timed round(s) after a warm-up one, its mean of ", trial.plan.timedPerBurst,
       " call(s)): ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName,
       "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
-      trial.confirmCalls, " calls in a row");
+      trial.confirmCalls(), " calls in a row");
 }
 
 void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
   // Taking the confirmation may start the next one: what the log says of this one, first.
   const size_t done = trial.confirming;
-  const size_t calls = trial.confirmCalls;
+  const size_t calls = trial.confirmCalls();
   const double timedUs = trial.agreedUs[done];
   trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMedianUs()}).front());
   const std::string inARow = str(trial.candidates[done]->logName, "'s ", calls,
@@ -184,7 +185,7 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
     log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), ": ",
         inARow, "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
-        trial.confirmCalls, " calls in a row");
+        trial.confirmCalls(), " calls in a row");
     return;
   }
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),

@@ -130,9 +130,8 @@ struct ScheduleTrial {
   // By candidate: the ranks' agreed figure, from the timed rounds, then from calls in a row.
   std::array<double, kMaxTrialCandidates> agreedUs{};
   std::array<bool, kMaxTrialCandidates> confirmed{};
-  // Confirming: the candidate run in a row, for how many calls, and this rank's time of each.
+  // Confirming: the candidate run in a row, and this rank's time of each call so far.
   size_t confirming = 0;
-  size_t confirmCalls = 0;
   size_t confirmCallsRun = 0;
   std::array<double, kMaxConfirmCalls> confirmUs{};
   // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
@@ -150,6 +149,9 @@ struct ScheduleTrial {
     return (callsRun / burstCalls() + round()) % candidateCount;
   }
   bool nextCallTimed() const { return round() >= kWarmUpRounds && callsRun % burstCalls() != 0; }
+  // Confirming: how many calls in a row the candidate runs (its figure is the timed rounds' until
+  // the confirmation replaces it).
+  size_t confirmCalls() const { return confirmCallsFor(agreedUs[confirming]); }
   // Where the next call's time goes in timedUs (only when nextCallTimed()).
   size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
@@ -163,6 +165,8 @@ struct ScheduleTrial {
   // then another candidate is confirmed (nextToConfirm), or the class settles on the fastest
   // confirmed.
   void takeConfirmation(double agreedInARowUs);
+
+ private:
   void startConfirming(size_t candidate);
 };
 

@@ -123,15 +123,15 @@ TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 2u);  // the timed rounds' fastest
   EXPECT_EQ(trial.nextCandidate(), 2u);
-  EXPECT_EQ(trial.confirmCalls, 12u);
-  trial.confirmCallsRun = trial.confirmCalls;
+  EXPECT_EQ(trial.confirmCalls(), 12u);
+  trial.confirmCallsRun = trial.confirmCalls();
   // In a row it is slower: the tree is confirmed next, and recursive doubling's 2591.5 is within
   // twice the fastest confirmed either way.
   trial.takeConfirmation(2034.2);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 0u);
   EXPECT_EQ(trial.confirmCallsRun, 0u);
-  EXPECT_EQ(trial.confirmCalls, 11u);
+  EXPECT_EQ(trial.confirmCalls(), 11u);
   EXPECT_EQ(trial.agreedUs[2], 2034.2);
   trial.takeConfirmation(1821.3);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
