@@ -63,7 +63,7 @@ bool scheduledCollective(Collective collective, hoopCollective_t* asked) {
 namespace {
 
 // Calls until hoop's schedule for `call` is settled. hoop's own trial and the confirmations in
-// a row after it take at most 396 calls; the bound only keeps a benchmark finite should that
+// a row after it take at most 528 calls; the bound only keeps a benchmark finite should that
 // ever change.
 constexpr int kMaxSettlingCalls = 1000;
 

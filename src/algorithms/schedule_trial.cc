@@ -77,10 +77,14 @@ std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predi
   // Stable: equal predictions keep the lower index first, as the model's own choice does.
   std::stable_sort(priced.begin(), priced.end(),
                    [&](size_t a, size_t b) { return *predictedUs[a] < *predictedUs[b]; });
+  if (priced.empty()) return priced;
+  const double fastestUs = *predictedUs[priced.front()];
+  const bool quick = fastestUs < kQuickCallUs;
+  const size_t most = quick ? kMaxTrialCandidates : kMaxLongCallCandidates;
+  const double margin = quick ? kTrialMargin : kLongCallTrialMargin;
   std::vector<size_t> chosen;
   for (const size_t i : priced) {
-    if (chosen.size() == kMaxTrialCandidates) break;
-    if (!chosen.empty() && *predictedUs[i] > kTrialMargin * *predictedUs[chosen.front()]) break;
+    if (chosen.size() == most || *predictedUs[i] > margin * fastestUs) break;
     chosen.push_back(i);
   }
   return chosen;

@@ -7,11 +7,12 @@
 // fastest.
 //
 // Candidates: the schedules the model predicts within kTrialMargin of its fastest, at most
-// kMaxTrialCandidates, in the model's order. Rounds: each round runs every candidate on a burst
-// of calls in a row, the first untimed (it absorbs the previous schedule's tail: a rank that left
-// one schedule early waits in the next for the others) and the others timed, each call on its own
-// (the job's other calls in between do not count). Calls of the class at another size than the
-// first one's are served by the model meanwhile and not timed. Each round starts with the next
+// kMaxTrialCandidates, in the model's order (for calls priced at kQuickCallUs or more, within
+// kLongCallTrialMargin, at most kMaxLongCallCandidates). Rounds: each round runs every candidate on
+// a burst of calls in a row, the first untimed (it absorbs the previous schedule's tail: a rank
+// that left one schedule early waits in the next for the others) and the others timed, each call on
+// its own (the job's other calls in between do not count). Calls of the class at another size than
+// the first one's are served by the model meanwhile and not timed. Each round starts with the next
 // candidate, so none always follows the same one. A warm-up round, all untimed, comes first: a
 // process's first call at a size larger than any before took 3-10x a later one, and the next one
 // or two still up to 2x (every schedule, over TCP and shm), so the model's pick, which opens the
@@ -59,10 +60,27 @@ namespace hoop {
 struct AlgorithmEntry;
 class Communicator;
 
-inline constexpr double kTrialMargin = 2.0;
-inline constexpr size_t kMaxTrialCandidates = 3;
+// Four schedules within 3x: the model's byte terms are fitted to buffers that leave the cache,
+// and at sizes that stay in it, on a host with CPUs to spare, they overprice the schedules that
+// move the whole buffer every round. On a 16-CPU host (bench/RESULTS.md, twenty-sixth pass):
+// - 8 ranks over shm, 8 KiB: recursive doubling and Rabenseifner took 8.8-8.9 us forced and
+//   two-shot 13.6-14.4, yet both tables' launches kept two-shot. The model prices recursive
+//   doubling at 1.8x two-shot with the 3.8 us step one launch calibrated (a candidate there: it
+//   won, 8.7 us in a row against 14.0) and at 2.3x with a 0.8 us step, past a 2x margin.
+// - 4 ranks over shm, 32 KiB: recursive doubling took 10.6-12.4 us forced against 12.7-14.6 for
+//   the schedules kept; the model priced it fourth, at 2.1x two-shot.
+// On the 2-core VM the double tree at 32 KiB over shm, the fastest forced schedule in one table
+// of the twenty-fifth pass and one of the twenty-sixth, is the fourth, at 1.8x.
+inline constexpr double kTrialMargin = 3.0;
+inline constexpr size_t kMaxTrialCandidates = 4;
+// Calls priced at kQuickCallUs or more keep three candidates within 2x: each is timed on two
+// calls only there, so every further one is another chance for one slow call to settle the class
+// on the wrong schedule, and a further candidate of a 256 MiB class costs a job seconds. No miss
+// above was at such a size.
+inline constexpr double kLongCallTrialMargin = 2.0;
+inline constexpr size_t kMaxLongCallCandidates = 3;
 // Calls the model prices under kQuickCallUs get three rounds, each burst timing as many calls as
-// fit kBurstBudgetUs by that price, from 3 to 16 (at most 204 calls for three candidates, the
+// fit kBurstBudgetUs by that price, from 3 to 16 (at most 272 calls for four candidates, the
 // warm-up round included: a few milliseconds): on a shared machine one call of a few
 // microseconds can take ten times its usual time. (They were made longer for schedules 0.5-1 us
 // apart at 6 us, 2 ranks over TCP on a 16-CPU host, whose order the trial kept getting wrong; that
