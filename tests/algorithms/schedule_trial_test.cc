@@ -8,10 +8,12 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/registry.h"
 #include "algorithms/tuner.h"
+#include "transport/shm/shm_layout.h"
 
 namespace hoop {
 namespace {
@@ -38,21 +40,24 @@ TEST(ScheduleTrial, CandidatesAreTheCloseOnesFastestFirst) {
   EXPECT_TRUE(trialCandidates(Prices{}).empty());
 }
 
-// The trial's candidates for an allreduce of `bytes` over shm on one host, by name, priced with
-// `model` (a launch's calibrated figures). One-shot serves only calls that fit its eager buffers.
+// The trial's candidates for an allreduce of `bytes` over shm on one host, by name: the
+// registry's allreduce schedules in its order, priced with `model` (a launch's calibrated
+// figures). One-shot serves only calls that fit its eager buffers; the hierarchy, which needs
+// several hosts, the model does not price here.
 std::vector<std::string> shmCandidates(size_t bytes, size_t ranks, const CostModel& model,
                                        double ranksPerCpu) {
-  const std::vector<std::string> names = {"ring",        "direct",       "oneshot", "twoshot",
-                                          "recdoubling", "rabenseifner", "tree"};
   CallShape shape{bytes, ranks, 1, ranks, true};
   shape.ranksPerCpu = ranksPerCpu;
+  std::vector<std::string_view> names;
   Prices prices;
-  for (const std::string& name : names) {
-    const bool fits = name != "oneshot" || bytes <= 8192;
-    prices.push_back(fits ? predictAllReduceUs(name, shape, model) : std::nullopt);
+  for (const AlgorithmEntry& entry : algorithmRegistry()) {
+    if (entry.kind != OpKind::kAllReduce) continue;
+    const bool fits = entry.name != "oneshot" || bytes <= ShmLayout::kEagerBytes;
+    names.push_back(entry.name);
+    prices.push_back(fits ? predictAllReduceUs(entry.name, shape, model) : std::nullopt);
   }
   std::vector<std::string> chosen;
-  for (const size_t i : trialCandidates(prices)) chosen.push_back(names[i]);
+  for (const size_t i : trialCandidates(prices)) chosen.emplace_back(names[i]);
   return chosen;
 }
 
