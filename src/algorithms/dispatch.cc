@@ -50,28 +50,11 @@ const AlgorithmEntry* forcedFor(const Communicator& comm, const CollectiveArgs& 
   return fits(wanted, comm, args) ? &wanted : nullptr;
 }
 
-// The schedules a trial of the call would time (trialCandidates), fastest predicted first, with
-// the first one's price; the first is the model's own choice (ties go to the earlier entry).
-// Empty when the model knows none of the schedules that fit the call.
-struct ModelRanking {
-  std::vector<const AlgorithmEntry*> schedules;
-  double fastestUs = 0;
-};
-
+// The schedules a trial of the call would time, fastest predicted first (the first is the
+// model's own choice).
 ModelRanking rankByModel(const Communicator& comm, const CollectiveArgs& args) {
-  const CallShape shape = callShape(comm, args);
-  std::vector<const AlgorithmEntry*> fitting;
-  std::vector<std::optional<double>> predictedUs;
-  for (const AlgorithmEntry& candidate : algorithmRegistry()) {
-    if (candidate.kind != args.kind || !fits(candidate, comm, args)) continue;
-    fitting.push_back(&candidate);
-    predictedUs.push_back(predictUs(args.kind, candidate.name, shape, comm.config().costModel));
-  }
-  const std::vector<size_t> picked = trialCandidates(predictedUs);
-  ModelRanking ranked;
-  for (const size_t i : picked) ranked.schedules.push_back(fitting[i]);
-  if (!picked.empty()) ranked.fastestUs = *predictedUs[picked.front()];
-  return ranked;
+  return rankByModel(args.kind, callShape(comm, args), comm.config().costModel,
+                     [&](const AlgorithmEntry& candidate) { return fits(candidate, comm, args); });
 }
 
 const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {

@@ -9,6 +9,7 @@
 
 #include "algorithms/primitives.h"
 #include "algorithms/registry.h"
+#include "algorithms/tuner.h"
 #include "core/communicator.h"
 #include "core/logging.h"
 
@@ -88,6 +89,22 @@ std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predi
     chosen.push_back(i);
   }
   return chosen;
+}
+
+ModelRanking rankByModel(OpKind kind, const CallShape& shape, const CostModel& model,
+                         FunctionRef<bool(const AlgorithmEntry&)> fits) {
+  std::vector<const AlgorithmEntry*> fitting;
+  std::vector<std::optional<double>> predictedUs;
+  for (const AlgorithmEntry& candidate : algorithmRegistry()) {
+    if (candidate.kind != kind || !fits(candidate)) continue;
+    fitting.push_back(&candidate);
+    predictedUs.push_back(predictUs(kind, candidate.name, shape, model));
+  }
+  const std::vector<size_t> picked = trialCandidates(predictedUs);
+  ModelRanking ranked;
+  for (const size_t i : picked) ranked.schedules.push_back(fitting[i]);
+  if (!picked.empty()) ranked.fastestUs = *predictedUs[picked.front()];
+  return ranked;
 }
 
 TrialPlan trialPlan(double fastestPredictedUs) {

@@ -52,13 +52,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/function_ref.h"
 #include "core/types.h"
 #include "transport/connection.h"
 
 namespace hoop {
 
 struct AlgorithmEntry;
+struct CallShape;
 class Communicator;
+struct CostModel;
 
 // Four schedules within 3x: the model's byte terms are fitted to buffers that leave the cache,
 // and at sizes that stay in it, on a host with CPUs to spare, they overprice the schedules that
@@ -101,9 +104,10 @@ inline constexpr double kTrialWinFraction = 0.03;
 // A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
 // from kMinConfirmCalls to kMaxConfirmCalls (a few milliseconds for quick calls; four calls of a
 // 256 MiB allreduce). Candidates within kConfirmReach of the fastest confirmed figure are
-// confirmed too: the model's own margin for a candidate, as bursts were seen to misjudge a
-// schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in bursts, 28.2 in a
-// row), and confirming a slower one costs a few of its calls, once.
+// confirmed too: the widest margin a candidate is priced within (quick calls'; long calls'
+// candidates come from within 2x), as bursts were seen to misjudge a schedule by up to 2.2x
+// (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in bursts, 28.2 in a row), and confirming a
+// slower one costs a few of its calls, once.
 inline constexpr double kConfirmBudgetUs = 20000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
@@ -115,6 +119,16 @@ inline constexpr size_t kMostCallsToSettle =
 // The candidates among schedules with these predictions (nullopt: the model does not price it,
 // or it cannot serve the call): indices, fastest first (ties: the lower index).
 std::vector<size_t> trialCandidates(std::span<const std::optional<double>> predictedUs);
+// The schedules of collective `kind` a trial of a call of `shape` would time: those `fits` admits
+// and the model prices, as trialCandidates() keeps them, fastest predicted first, with the first
+// one's price. The first is the model's own choice (ties go to the earlier registry entry). Empty
+// when the model prices none that fit.
+struct ModelRanking {
+  std::vector<const AlgorithmEntry*> schedules;
+  double fastestUs = 0;
+};
+ModelRanking rankByModel(OpKind kind, const CallShape& shape, const CostModel& model,
+                         FunctionRef<bool(const AlgorithmEntry&)> fits);
 struct TrialPlan {
   size_t rounds;
   size_t timedPerBurst;

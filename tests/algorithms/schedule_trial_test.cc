@@ -40,24 +40,23 @@ TEST(ScheduleTrial, CandidatesAreTheCloseOnesFastestFirst) {
   EXPECT_TRUE(trialCandidates(Prices{}).empty());
 }
 
-// The trial's candidates for an allreduce of `bytes` over shm on one host, by name: the
-// registry's allreduce schedules in its order, priced with `model` (a launch's calibrated
-// figures). One-shot serves only calls that fit its eager buffers; the hierarchy, which needs
-// several hosts, the model does not price here.
+// The trial's candidates for an allreduce of `bytes` over shm on one host, by name, as dispatch
+// ranks them, priced with `model` (a launch's calibrated figures). One-shot serves only calls
+// that fit its eager buffers; the hierarchy, which needs several hosts, the model does not price
+// here.
 std::vector<std::string> shmCandidates(size_t bytes, size_t ranks, const CostModel& model,
                                        double ranksPerCpu) {
   CallShape shape{bytes, ranks, 1, ranks, true};
   shape.ranksPerCpu = ranksPerCpu;
-  std::vector<std::string_view> names;
-  Prices prices;
-  for (const AlgorithmEntry& entry : algorithmRegistry()) {
-    if (entry.kind != OpKind::kAllReduce) continue;
-    const bool fits = entry.name != "oneshot" || bytes <= ShmLayout::kEagerBytes;
-    names.push_back(entry.name);
-    prices.push_back(fits ? predictAllReduceUs(entry.name, shape, model) : std::nullopt);
-  }
+  // What one-shot's fit asks of a single-host shm communicator; every other schedule fits.
+  const auto fits = [&](const AlgorithmEntry& entry) {
+    return entry.name != "oneshot" || bytes <= ShmLayout::kEagerBytes;
+  };
   std::vector<std::string> chosen;
-  for (const size_t i : trialCandidates(prices)) chosen.emplace_back(names[i]);
+  for (const AlgorithmEntry* entry :
+       rankByModel(OpKind::kAllReduce, shape, model, fits).schedules) {
+    chosen.emplace_back(entry->name);
+  }
   return chosen;
 }
 
