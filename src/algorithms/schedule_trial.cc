@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -132,12 +133,9 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
   return fastest;
 }
 
-double ScheduleTrial::confirmMedianUs() const {
-  std::array<double, kMaxConfirmCalls> sorted = confirmUs;
-  const auto calls = std::span(sorted).first(confirmCallsRun);
-  std::sort(calls.begin(), calls.end());
-  const size_t middle = calls.size() / 2;
-  return calls.size() % 2 == 1 ? calls[middle] : (calls[middle - 1] + calls[middle]) / 2;
+double ScheduleTrial::confirmMeanUs() const {
+  const auto calls = std::span(confirmUs).first(confirmCallsRun);
+  return std::accumulate(calls.begin(), calls.end(), 0.0) / static_cast<double>(calls.size());
 }
 
 size_t confirmCallsFor(double agreedUs) {
@@ -199,10 +197,11 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
   const size_t done = trial.confirming;
   const size_t calls = trial.confirmCalls();
   const double timedUs = trial.agreedUs[done];
-  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMedianUs()}).front());
-  const std::string inARow = str(trial.candidates[done]->logName, "'s ", calls,
-                                 " calls in a row took ", microseconds(trial.agreedUs[done]),
-                                 " (the slowest rank's median; timed ", microseconds(timedUs), ")");
+  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMeanUs()}).front());
+  const std::string inARow =
+      str(trial.candidates[done]->logName, "'s ", calls, " calls in a row took ",
+          microseconds(trial.agreedUs[done]), " (the slowest rank's mean call; timed ",
+          microseconds(timedUs), ")");
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
     log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), ": ",
         inARow, "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",

@@ -25,7 +25,11 @@
 // model's order.
 //
 // The leader is then confirmed in a row: the class runs it alone for the next confirmCallsFor()
-// calls, and the ranks agree on the slowest rank's median of them, which replaces its figure.
+// calls, and the ranks agree on the slowest rank's mean call of them, which replaces its figure.
+// The mean, as a loop of calls pays it: a median leaves out a schedule's slow calls, and more of
+// some schedules' than of others' (at 32 KiB, 4 ranks over shm on 2 cores, one rank's median call
+// was 6% under its mean for recursive doubling and 12% for the double tree), so it can order
+// close schedules otherwise than their loops' time (bench/RESULTS.md, twenty-seventh pass).
 // Short bursts misjudge schedules whose state builds up over calls: at 2 MiB, 4 ranks over
 // loopback TCP, the bursts read two-shot at 1.5-2.0 ms and the tree at 1.7-2.4, where in long
 // loops two-shot took 2.0-2.7 and the tree 1.5-1.9; over shm at 32 KiB they read two-shot at
@@ -188,12 +192,12 @@ struct ScheduleTrial {
   size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
-  // This rank's median call in a row (the mean of the middle two for an even count).
-  double confirmMedianUs() const;
+  // This rank's mean call in a row.
+  double confirmMeanUs() const;
 
   // The ranks' agreed figures of the timed rounds: confirming the winner (trialWinner) starts.
   void takeTimedRounds(std::span<const double> agreed);
-  // The ranks' agreed median of the calls in a row replaces the confirmed candidate's figure;
+  // The ranks' agreed mean call in a row replaces the confirmed candidate's figure;
   // then another candidate is confirmed (nextToConfirm), or the class settles on the fastest
   // confirmed.
   void takeConfirmation(double agreedInARowUs);
@@ -206,7 +210,7 @@ struct ScheduleTrial {
 // candidate (once around the ring, in frames of the call's own `tag`), picks the leader, starts
 // confirming it in a row, and logs the times and the pick at INFO.
 void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
-// After the last call in a row, on every rank: agrees on the slowest rank's median, then settles
+// After the last call in a row, on every rank: agrees on the slowest rank's mean, then settles
 // the class or confirms another candidate (nextToConfirm), and logs which at INFO.
 void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
 
