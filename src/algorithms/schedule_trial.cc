@@ -133,9 +133,21 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
   return fastest;
 }
 
-double ScheduleTrial::confirmMeanUs() const {
+double ScheduleTrial::confirmMedianOfMeansUs() const {
   const auto calls = std::span(confirmUs).first(confirmCallsRun);
-  return std::accumulate(calls.begin(), calls.end(), 0.0) / static_cast<double>(calls.size());
+  const size_t blocks = std::min(kConfirmBlocks, calls.size());
+  std::array<double, kConfirmBlocks> means{};
+  for (size_t b = 0; b < blocks; ++b) {
+    const size_t begin = b * calls.size() / blocks;
+    const size_t end = (b + 1) * calls.size() / blocks;
+    means[b] = std::accumulate(calls.begin() + static_cast<ptrdiff_t>(begin),
+                               calls.begin() + static_cast<ptrdiff_t>(end), 0.0) /
+               static_cast<double>(end - begin);
+  }
+  const auto sorted = std::span(means).first(blocks);
+  std::sort(sorted.begin(), sorted.end());
+  const size_t middle = blocks / 2;
+  return blocks % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 size_t confirmCallsFor(double agreedUs) {
@@ -197,11 +209,11 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
   const size_t done = trial.confirming;
   const size_t calls = trial.confirmCalls();
   const double timedUs = trial.agreedUs[done];
-  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMeanUs()}).front());
-  const std::string inARow =
-      str(trial.candidates[done]->logName, "'s ", calls, " calls in a row took ",
-          microseconds(trial.agreedUs[done]), " (the slowest rank's mean call; timed ",
-          microseconds(timedUs), ")");
+  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMedianOfMeansUs()}).front());
+  const std::string inARow = str(trial.candidates[done]->logName, "'s ", calls,
+                                 " calls in a row took ", microseconds(trial.agreedUs[done]),
+                                 " (the slowest rank's median of its runs' mean calls; timed ",
+                                 microseconds(timedUs), ")");
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
     log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), ": ",
         inARow, "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",

@@ -25,11 +25,15 @@
 // model's order.
 //
 // The leader is then confirmed in a row: the class runs it alone for the next confirmCallsFor()
-// calls, and the ranks agree on the slowest rank's mean call of them, which replaces its figure.
-// The mean, as a loop of calls pays it: a median leaves out a schedule's slow calls, and more of
-// some schedules' than of others' (at 32 KiB, 4 ranks over shm on 2 cores, one rank's median call
-// was 6% under its mean for recursive doubling and 12% for the double tree), so it can order
-// close schedules otherwise than their loops' time (bench/RESULTS.md, twenty-seventh pass).
+// calls, and the ranks agree on the slowest rank's figure of them, which replaces its figure:
+// the calls cut into kConfirmBlocks runs of consecutive calls, the median of the runs' mean calls.
+// A mean, as a loop of calls pays it: a median call leaves out a schedule's slow calls, and more
+// of some schedules' than of others' (at 32 KiB, 4 ranks over shm on 2 cores, one rank's median
+// call was 6% under its mean for recursive doubling and 12% for the double tree), so it can order
+// close schedules otherwise than their loops' time. The median of several runs' means, because one
+// call another process's time slice stretched moves a whole mean: with the mean of all the calls,
+// 2 ranks over shm kept recursive doubling at 32-128 B in launches, 1.3x one-shot's 0.5 us calls
+// (bench/RESULTS.md, twenty-seventh pass).
 // Short bursts misjudge schedules whose state builds up over calls: at 2 MiB, 4 ranks over
 // loopback TCP, the bursts read two-shot at 1.5-2.0 ms and the tree at 1.7-2.4, where in long
 // loops two-shot took 2.0-2.7 and the tree 1.5-1.9; over shm at 32 KiB they read two-shot at
@@ -115,6 +119,8 @@ inline constexpr double kTrialWinFraction = 0.03;
 inline constexpr double kConfirmBudgetUs = 20000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
+// Runs of consecutive calls a confirmation's figure is the median of (fewer when fewer calls).
+inline constexpr size_t kConfirmBlocks = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
 // The most calls before a class settles: the trial, then every candidate confirmed in a row.
 inline constexpr size_t kMostCallsToSettle =
@@ -192,12 +198,12 @@ struct ScheduleTrial {
   size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
-  // This rank's mean call in a row.
-  double confirmMeanUs() const;
+  // This rank's figure of the calls in a row: the median of kConfirmBlocks runs' mean calls.
+  double confirmMedianOfMeansUs() const;
 
   // The ranks' agreed figures of the timed rounds: confirming the winner (trialWinner) starts.
   void takeTimedRounds(std::span<const double> agreed);
-  // The ranks' agreed mean call in a row replaces the confirmed candidate's figure;
+  // The ranks' agreed figure of the calls in a row replaces the confirmed candidate's figure;
   // then another candidate is confirmed (nextToConfirm), or the class settles on the fastest
   // confirmed.
   void takeConfirmation(double agreedInARowUs);
@@ -210,7 +216,7 @@ struct ScheduleTrial {
 // candidate (once around the ring, in frames of the call's own `tag`), picks the leader, starts
 // confirming it in a row, and logs the times and the pick at INFO.
 void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
-// After the last call in a row, on every rank: agrees on the slowest rank's mean, then settles
+// After the last call in a row, on every rank: agrees on the slowest rank's figure, then settles
 // the class or confirms another candidate (nextToConfirm), and logs which at INFO.
 void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
 

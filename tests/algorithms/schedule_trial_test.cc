@@ -158,21 +158,34 @@ TEST(ScheduleTrial, CandidatesWithinReachOfTheFastestConfirmedAreConfirmedLeastF
             std::nullopt);
 }
 
-TEST(ScheduleTrial, TheConfirmationIsTheMeanCallInARow) {
+// The median of four runs' mean calls: a schedule's slow calls count where every run has them,
+// one stretched call does not.
+TEST(ScheduleTrial, TheConfirmationIsTheMedianOfRunsMeanCalls) {
   ScheduleTrial trial;
-  // Mostly short calls and a few long ones, as one rank of a schedule runs them on shared CPUs:
-  // the median (10) would see the short ones alone, the loop pays their mean.
-  trial.confirmUs[0] = 10;
+  // One slow call in every four, as a rank of a schedule runs them on shared CPUs: the loop pays
+  // 20 us a call, where the median call (10) would see the quick ones alone.
+  const std::array<double, 16> everyRunSlowAtTimes{10, 10, 50, 10, 10, 10, 10, 50,
+                                                   10, 50, 10, 10, 50, 10, 10, 10};
+  std::copy(everyRunSlowAtTimes.begin(), everyRunSlowAtTimes.end(), trial.confirmUs.begin());
+  trial.confirmCallsRun = everyRunSlowAtTimes.size();
+  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 20.0);
+  // One call of 0.5 us calls stretched to 100 by another process: it moves one run's mean alone.
+  trial.confirmUs.fill(0.5);
+  trial.confirmUs[5] = 100;
+  trial.confirmCallsRun = 16;
+  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 0.5);
+  // Fewer calls than runs: one call a run, the median call (the mean of the middle two).
+  trial.confirmUs[0] = 30;
   trial.confirmUs[1] = 10;
-  trial.confirmUs[2] = 50;
-  trial.confirmUs[3] = 10;
-  trial.confirmCallsRun = 4;
-  EXPECT_EQ(trial.confirmMeanUs(), 20.0);
-  // Only the calls run so far count.
-  trial.confirmUs[4] = 500;
-  EXPECT_EQ(trial.confirmMeanUs(), 20.0);
-  trial.confirmCallsRun = 5;
-  EXPECT_EQ(trial.confirmMeanUs(), 116.0);
+  trial.confirmUs[2] = 500;
+  trial.confirmCallsRun = 3;
+  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 30.0);
+  // Runs as even as the count allows: 5 calls in runs of 1, 1, 1 and 2, whose means are 8, 2, 4
+  // and 8; the median is the mean of the middle two.
+  const std::array<double, 5> five{8, 2, 4, 6, 10};
+  std::copy(five.begin(), five.end(), trial.confirmUs.begin());
+  trial.confirmCallsRun = five.size();
+  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 6.0);
 }
 
 // The timed rounds' winner is confirmed in a row, then every candidate within reach of the
