@@ -14,6 +14,7 @@
 #include "algorithms/tuner.h"
 #include "core/communicator.h"
 #include "core/logging.h"
+#include "core/median.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {
@@ -33,11 +34,6 @@ constexpr std::chrono::milliseconds kPauseBeforeAgain{2};
 constexpr size_t kReduceBytes = 1 << 20;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
 
 // The time of one ring step of `bytes` (every rank sends to its successor and receives from its
 // predecessor at once, as a ring schedule's steps do): the fastest batch's mean. A batch's mean
@@ -75,7 +71,7 @@ double reduceUsPerByte() {
     reduce(out.data(), a.data(), b.data(), count, DataType::kFloat32, RedOp::kSum);
     if (i >= kWarmUpSteps) samples.push_back(micros(Clock::now() - start));
   }
-  return std::max(median(samples), 1e-3) / static_cast<double>(kReduceBytes);
+  return std::max(medianOf(samples), 1e-3) / static_cast<double>(kReduceBytes);
 }
 
 // Figures where larger is slower, so that the slowest rank's are a plain maximum.

@@ -13,6 +13,7 @@
 #include "algorithms/tuner.h"
 #include "core/communicator.h"
 #include "core/logging.h"
+#include "core/median.h"
 
 namespace hoop {
 namespace {
@@ -135,19 +136,14 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
 
 double ScheduleTrial::confirmMedianOfMeansUs() const {
   const auto calls = std::span(confirmUs).first(confirmCallsRun);
-  const size_t blocks = std::min(kConfirmBlocks, calls.size());
+  const size_t runs = std::min(kConfirmBlocks, calls.size());
   std::array<double, kConfirmBlocks> means{};
-  for (size_t b = 0; b < blocks; ++b) {
-    const size_t begin = b * calls.size() / blocks;
-    const size_t end = (b + 1) * calls.size() / blocks;
-    means[b] = std::accumulate(calls.begin() + static_cast<ptrdiff_t>(begin),
-                               calls.begin() + static_cast<ptrdiff_t>(end), 0.0) /
-               static_cast<double>(end - begin);
+  for (size_t r = 0; r < runs; ++r) {
+    const size_t begin = r * calls.size() / runs;
+    const auto run = calls.subspan(begin, (r + 1) * calls.size() / runs - begin);
+    means[r] = std::accumulate(run.begin(), run.end(), 0.0) / static_cast<double>(run.size());
   }
-  const auto sorted = std::span(means).first(blocks);
-  std::sort(sorted.begin(), sorted.end());
-  const size_t middle = blocks / 2;
-  return blocks % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  return medianOf(std::span(means).first(runs));
 }
 
 size_t confirmCallsFor(double agreedUs) {

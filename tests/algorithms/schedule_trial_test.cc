@@ -174,7 +174,7 @@ TEST(ScheduleTrial, TheConfirmationIsTheMedianOfRunsMeanCalls) {
   trial.confirmUs[5] = 100;
   trial.confirmCallsRun = 16;
   EXPECT_EQ(trial.confirmMedianOfMeansUs(), 0.5);
-  // Fewer calls than runs: one call a run, the median call (the mean of the middle two).
+  // Fewer calls than runs: one call a run, the median call.
   trial.confirmUs[0] = 30;
   trial.confirmUs[1] = 10;
   trial.confirmUs[2] = 500;

@@ -1,5 +1,5 @@
-// Parsers and small values: the unique id, secrets, wire readers, frame headers, interface
-// filters. A TcpConnection over a socketpair gets garbage, lies and hang-ups.
+// Parsers and small values: the median, the unique id, secrets, wire readers, frame headers,
+// interface filters. A TcpConnection over a socketpair gets garbage, lies and hang-ups.
 #include "core/wire.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 
 #include "core/bootstrap.h"
 #include "core/env.h"
+#include "core/median.h"
 #include "core/secret.h"
 #include "transport/tcp/interfaces.h"
 #include "transport/tcp/tcp_connection.h"
@@ -16,6 +17,18 @@
 
 namespace hoop {
 namespace {
+
+// The figure calibration and the schedule trial report: the middle sample, the mean of the middle
+// two for an even count (not the upper one), whatever order the samples came in.
+TEST(Median, IsTheMiddleSampleOrTheMeanOfTheMiddleTwo) {
+  std::vector<double> odd{9, 1, 5, 300, 2};
+  EXPECT_EQ(medianOf(odd), 5.0);
+  std::vector<double> even{8, 1, 4, 2};
+  EXPECT_EQ(medianOf(even), 3.0);
+  std::vector<double> one{7};
+  EXPECT_EQ(medianOf(one), 7.0);
+  EXPECT_EQ(medianOf({}), 0.0);
+}
 
 TEST(Secret, HexRoundTripAndConstantTimeMatch) {
   Secret a = Secret::random();
