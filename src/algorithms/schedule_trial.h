@@ -110,13 +110,22 @@ inline constexpr size_t kMostTrialCalls =
     kMaxTrialCandidates * (1 + kMaxQuickBurst) * (kWarmUpRounds + kMaxTimedRounds);
 inline constexpr double kTrialWinFraction = 0.03;
 // A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
-// from kMinConfirmCalls to kMaxConfirmCalls (a few milliseconds for quick calls; four calls of a
-// 256 MiB allreduce). Candidates within kConfirmReach of the fastest confirmed figure are
-// confirmed too: the widest margin a candidate is priced within (quick calls'; long calls'
-// candidates come from within 2x), as bursts were seen to misjudge a schedule by up to 2.2x
-// (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in bursts, 28.2 in a row), and confirming a
-// slower one costs a few of its calls, once.
-inline constexpr double kConfirmBudgetUs = 20000;
+// from kMinConfirmCalls to kMaxConfirmCalls (64 calls up to 3 ms a call; four calls of a 256 MiB
+// allreduce). The budget is long enough that calls of 1-30 ms get 7-64 of them, so that each of
+// the kConfirmBlocks runs holds several and a schedule's occasional slow call, which a loop pays,
+// counts. With 20 ms a 2-16 ms call got 4-10, one or two a run, and the figure was near its
+// median call: 4 ranks over TCP, the double tree's mean call at 8 MiB was 16.3 ms where its
+// median was 9.0, and two launches of three settled on it against two-shot's 6.8; at 2 MiB the
+// tables kept two-shot, 1.2-1.6x the ring or the tree, pass after pass. With 200 ms the worst
+// cells of two 4-rank TCP tables read 1.43 and 1.19, against 1.62 and 1.38 before, and 2 MiB
+// 1.12-1.19 against 1.38-1.62 (bench/RESULTS.md, twenty-eighth pass). Every call in a row is
+// one the job asked for, run by a candidate timed within 3x of the fastest confirmed.
+// Candidates within kConfirmReach of the fastest confirmed figure are confirmed too: the widest
+// margin a candidate is priced within (quick calls'; long calls' candidates come from within
+// 2x), as bursts were seen to misjudge a schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks
+// over shm: 60.8 us in bursts, 28.2 in a row), and confirming a slower one costs a few of its
+// calls, once.
+inline constexpr double kConfirmBudgetUs = 200000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
 // Runs of consecutive calls a confirmation's figure is the median of (fewer when fewer calls).

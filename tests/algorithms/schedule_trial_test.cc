@@ -123,12 +123,14 @@ TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
 
 // As many calls in a row as fit 20 ms by the leader's figure, from 4 to 64.
 TEST(ScheduleTrial, ConfirmationsRunAsManyCallsAsFitTheirBudget) {
-  EXPECT_EQ(confirmCallsFor(2000), 10u);
-  EXPECT_EQ(confirmCallsFor(1900), 11u);
-  EXPECT_EQ(confirmCallsFor(400), 50u);
+  EXPECT_EQ(confirmCallsFor(20000), 10u);
+  EXPECT_EQ(confirmCallsFor(19000), 11u);
+  EXPECT_EQ(confirmCallsFor(4000), 50u);
+  EXPECT_EQ(confirmCallsFor(3000), kMaxConfirmCalls);
   EXPECT_EQ(confirmCallsFor(10), kMaxConfirmCalls);
   EXPECT_EQ(confirmCallsFor(0), kMaxConfirmCalls);
-  EXPECT_EQ(confirmCallsFor(300000), kMinConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(60000), kMinConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(3000000), kMinConfirmCalls);
   EXPECT_EQ(kMostCallsToSettle, 272u + 4 * 64);
 }
 
@@ -199,25 +201,26 @@ TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
     trial.takeTimedRounds(timedUs);
     return trial;
   };
-  // The tree, recursive doubling, two-shot as the bursts read them at 2 MiB.
-  ScheduleTrial trial = fresh({1884.8, 2591.5, 1683.3});
+  // The tree, recursive doubling, two-shot as the bursts read them at 2 MiB, ten times as long
+  // (calls so long that the budget holds 11-12 of them).
+  ScheduleTrial trial = fresh({18848.0, 25915.0, 16833.0});
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 2u);  // the timed rounds' fastest
   EXPECT_EQ(trial.nextCandidate(), 2u);
   EXPECT_EQ(trial.confirmCalls(), 12u);
   trial.confirmCallsRun = trial.confirmCalls();
-  // In a row it is slower: the tree is confirmed next, and recursive doubling's 2591.5 is within
+  // In a row it is slower: the tree is confirmed next, and recursive doubling's 25915.0 is within
   // three times the fastest confirmed either way.
-  trial.takeConfirmation(2034.2);
+  trial.takeConfirmation(20342.0);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 0u);
   EXPECT_EQ(trial.confirmCallsRun, 0u);
   EXPECT_EQ(trial.confirmCalls(), 11u);
-  EXPECT_EQ(trial.agreedUs[2], 2034.2);
-  trial.takeConfirmation(1821.3);
+  EXPECT_EQ(trial.agreedUs[2], 20342.0);
+  trial.takeConfirmation(18213.0);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   EXPECT_EQ(trial.confirming, 1u);
-  trial.takeConfirmation(2600.0);
+  trial.takeConfirmation(26000.0);
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
   EXPECT_EQ(trial.winner, &schedules[0]);
 
