@@ -117,14 +117,13 @@ inline constexpr double kTrialWinFraction = 0.03;
 // median call: 4 ranks over TCP, the double tree's mean call at 8 MiB was 16.3 ms where its
 // median was 9.0, and two launches of three settled on it against two-shot's 6.8; at 2 MiB the
 // tables kept two-shot, 1.2-1.6x the ring or the tree, pass after pass. With 200 ms the worst
-// cells of two 4-rank TCP tables read 1.43 and 1.19, against 1.62 and 1.38 before, and 2 MiB
-// 1.12-1.19 against 1.38-1.62 (bench/RESULTS.md, twenty-eighth pass). Every call in a row is
-// one the job asked for, run by a candidate timed within 3x of the fastest confirmed.
-// Candidates within kConfirmReach of the fastest confirmed figure are confirmed too: the widest
-// margin a candidate is priced within (quick calls'; long calls' candidates come from within
-// 2x), as bursts were seen to misjudge a schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks
-// over shm: 60.8 us in bursts, 28.2 in a row), and confirming a slower one costs a few of its
-// calls, once.
+// cells of three 4-rank TCP tables read 1.43, 1.19 and 1.22, against 1.62, 1.38 and 1.17 before,
+// and 2 MiB 1.12-1.22 against 1.17-1.62 (bench/RESULTS.md, twenty-eighth pass). Every call in a row
+// is one the job asked for, run by a candidate timed within 3x of the fastest confirmed. Candidates
+// within kConfirmReach of the fastest confirmed figure are confirmed too: the widest margin a
+// candidate is priced within (quick calls'; long calls' candidates come from within 2x), as bursts
+// were seen to misjudge a schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in
+// bursts, 28.2 in a row), and confirming a slower one costs a few of its calls, once.
 inline constexpr double kConfirmBudgetUs = 200000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
