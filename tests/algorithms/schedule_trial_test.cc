@@ -121,7 +121,7 @@ TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
   EXPECT_EQ(trialWinner(std::vector<double>{7.0}), 0u);
 }
 
-// As many calls in a row as fit 20 ms by the leader's figure, from 4 to 64.
+// As many calls in a row as fit 200 ms by the leader's figure, from 4 to 64.
 TEST(ScheduleTrial, ConfirmationsRunAsManyCallsAsFitTheirBudget) {
   EXPECT_EQ(confirmCallsFor(20000), 10u);
   EXPECT_EQ(confirmCallsFor(19000), 11u);
