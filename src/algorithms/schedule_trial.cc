@@ -136,8 +136,8 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
 
 double ScheduleTrial::confirmMedianOfMeansUs() const {
   const auto calls = std::span(confirmUs).first(confirmCallsRun);
-  const size_t runs = std::min(kConfirmBlocks, calls.size());
-  std::array<double, kConfirmBlocks> means{};
+  const size_t runs = std::min(kConfirmRuns, calls.size());
+  std::array<double, kConfirmRuns> means{};
   for (size_t r = 0; r < runs; ++r) {
     const size_t begin = r * calls.size() / runs;
     const auto run = calls.subspan(begin, (r + 1) * calls.size() / runs - begin);

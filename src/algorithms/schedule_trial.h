@@ -26,7 +26,7 @@
 //
 // The leader is then confirmed in a row: the class runs it alone for the next confirmCallsFor()
 // calls, and the ranks agree on the slowest rank's figure of them, which replaces its figure:
-// the calls cut into kConfirmBlocks runs of consecutive calls, the median of the runs' mean calls.
+// the calls cut into kConfirmRuns runs of consecutive calls, the median of the runs' mean calls.
 // A mean, as a loop of calls pays it: a median call leaves out a schedule's slow calls, and more
 // of some schedules' than of others' (at 32 KiB, 4 ranks over shm on 2 cores, one rank's median
 // call was 6% under its mean for recursive doubling and 12% for the double tree), so it can order
@@ -112,7 +112,7 @@ inline constexpr double kTrialWinFraction = 0.03;
 // A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
 // from kMinConfirmCalls to kMaxConfirmCalls (64 calls up to 3 ms a call; four calls of a 256 MiB
 // allreduce). The budget is long enough that calls of 1-30 ms get 7-64 of them, so that each of
-// the kConfirmBlocks runs holds several and a schedule's occasional slow call, which a loop pays,
+// the kConfirmRuns runs holds several and a schedule's occasional slow call, which a loop pays,
 // counts. With 20 ms a 2-16 ms call got 4-10, one or two a run, and the figure was near its
 // median call: 4 ranks over TCP, the double tree's mean call at 8 MiB was 16.3 ms where its
 // median was 9.0, and two launches of three settled on it against two-shot's 6.8; at 2 MiB the
@@ -128,7 +128,7 @@ inline constexpr double kConfirmBudgetUs = 200000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
 // Runs of consecutive calls a confirmation's figure is the median of (fewer when fewer calls).
-inline constexpr size_t kConfirmBlocks = 4;
+inline constexpr size_t kConfirmRuns = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
 // The most calls before a class settles: the trial, then every candidate confirmed in a row.
 inline constexpr size_t kMostCallsToSettle =
@@ -206,7 +206,7 @@ struct ScheduleTrial {
   size_t nextTimedRound() const { return round() - kWarmUpRounds; }
   // This rank's fastest round of each candidate: its mean timed call.
   std::vector<double> fastestRoundsUs() const;
-  // This rank's figure of the calls in a row: the median of kConfirmBlocks runs' mean calls.
+  // This rank's figure of the calls in a row: the median of kConfirmRuns runs' mean calls.
   double confirmMedianOfMeansUs() const;
 
   // The ranks' agreed figures of the timed rounds: confirming the winner (trialWinner) starts.
