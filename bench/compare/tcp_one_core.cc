@@ -232,10 +232,11 @@ int main(int argc, char** argv) {
   hoop::UniqueFd receiver(::accept(listener.get(), nullptr, nullptr));
   if (!receiver.valid()) die("accept");
   // As hoop's TCP transport sets its sockets by default: no Nagle, 4 MiB buffers
-  // (HOOP_SOCKET_BUFFER), its congestion control (HOOP_SOCKET_CONGESTION).
-  const hoop::Config defaults;
-  hoop::tuneDataSocket(sender.get(), defaults.socketBufferBytes, defaults.socketCongestion);
-  hoop::tuneDataSocket(receiver.get(), defaults.socketBufferBytes, defaults.socketCongestion);
+  // (HOOP_SOCKET_BUFFER), its congestion control (HOOP_SOCKET_CONGESTION), its limit on
+  // unsent bytes (HOOP_SOCKET_NOTSENT_LOWAT).
+  const hoop::DataSocketTuning defaults = hoop::Config().dataSocketTuning();
+  hoop::tuneDataSocket(sender.get(), defaults);
+  hoop::tuneDataSocket(receiver.get(), defaults);
 
   std::printf(
       "# hoop-tcp-one-core: one thread sends each chunk and reads it back, %zu bytes a "

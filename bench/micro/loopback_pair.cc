@@ -29,10 +29,8 @@ HoopPair connectHoopPair(int streams) {
   UniqueFd listener1 = listenOnLoopback();
   std::vector<TcpPeer> peers = {{SocketAddress::localOf(listener0.get()), "rank 0"},
                                 {SocketAddress::localOf(listener1.get()), "rank 1"}};
-  TcpTransport transport0(TcpOptions{0, secret, kJobTag, streams, 0, ""}, std::move(listener0),
-                          peers);
-  TcpTransport transport1(TcpOptions{1, secret, kJobTag, streams, 0, ""}, std::move(listener1),
-                          peers);
+  TcpTransport transport0(TcpOptions{0, secret, kJobTag, streams, {}}, std::move(listener0), peers);
+  TcpTransport transport1(TcpOptions{1, secret, kJobTag, streams, {}}, std::move(listener1), peers);
   const auto deadline = Clock::now() + kSetupTimeout;
   // One thread is enough: the lower rank's connect completes into rank 1's listen backlog
   // without waiting for rank 1 to accept (tcp_transport.h), so rank 1 accepts afterwards.
@@ -57,8 +55,8 @@ RawPair connectRawPair() {
   // accept4 without SOCK_NONBLOCK: the accepted socket blocks, whatever the listener does.
   pair.far = UniqueFd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
   if (!pair.far.valid()) fail(hoopSystemError, "accept: ", errnoText(errno));
-  tuneDataSocket(pair.near.get(), 0, "");
-  tuneDataSocket(pair.far.get(), 0, "");
+  tuneDataSocket(pair.near.get(), {});
+  tuneDataSocket(pair.far.get(), {});
   return pair;
 }
 

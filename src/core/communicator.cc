@@ -84,8 +84,7 @@ std::unique_ptr<Communicator> Communicator::create(
   options.secret = id.secret;
   options.jobTag = id.jobTag;
   options.streams = comm->config_.socketStreams;
-  options.socketBufferBytes = comm->config_.socketBufferBytes;
-  options.congestion = comm->config_.socketCongestion;
+  options.tuning = comm->config_.dataSocketTuning();
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
   comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));

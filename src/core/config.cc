@@ -51,6 +51,9 @@ Config Config::fromEnvironment() {
     }
     config.socketCongestion = *congestion == "system" ? "" : *congestion;
   }
+  config.socketNotsentLowatBytes = static_cast<int>(
+      cappedByteSetting("HOOP_SOCKET_NOTSENT_LOWAT",
+                        static_cast<size_t>(config.socketNotsentLowatBytes), 0, " (0: no limit)"));
   config.chunkBytes = cappedByteSetting("HOOP_CHUNK_SIZE", config.chunkBytes, 64);
   config.chunkSetByUser = envString("HOOP_CHUNK_SIZE").has_value();
   config.costModel = CostModel::fromEnvironment();

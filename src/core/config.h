@@ -8,6 +8,7 @@
 #include "algorithms/algo_overrides.h"
 #include "algorithms/tuner.h"
 #include "transport/shm/shm_options.h"
+#include "transport/tcp/socket.h"
 
 namespace hoop {
 
@@ -21,6 +22,13 @@ struct Config {
   // followed up to 2x more slowly; with the trial, reno was 1.3-1.4x faster than BBR from 2 MiB
   // and 1.3x slower at 256 KiB (4 ranks over loopback; bench/RESULTS.md, twenty-third pass).
   std::string socketCongestion = "reno";
+  // HOOP_SOCKET_NOTSENT_LOWAT (0: the kernel's default, no limit): how many bytes may wait unsent
+  // in a data socket. With megabytes queued behind a closed window, each acknowledgement that
+  // opens it sends from the CPU that took it while the sender's own calls send from the sender's
+  // CPU; over loopback the two CPUs' queues deliver out of order, and reno takes that for loss.
+  // 128 KiB ended the reordering and ran the 2-rank direct exchange about 2x and two-shot up to
+  // 1.6x faster from 16 MiB (bench/RESULTS.md, twenty-ninth pass).
+  int socketNotsentLowatBytes = 128 << 10;
   size_t chunkBytes = 512 << 10;  // HOOP_CHUNK_SIZE: pipeline piece size
   // Set: every schedule uses chunkBytes. Unset: the tuner sizes pipelined schedules' pieces
   // (up to chunkBytes) and the others use chunkBytes.
@@ -35,6 +43,10 @@ struct Config {
   ShmOptions shm;  // HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE, HOOP_SHM_CMA, HOOP_SHM_CMA_THRESHOLD
 
   static Config fromEnvironment();
+  // The data sockets' options from the HOOP_SOCKET_* settings above.
+  DataSocketTuning dataSocketTuning() const {
+    return {socketBufferBytes, socketCongestion, socketNotsentLowatBytes};
+  }
 };
 
 }  // namespace hoop

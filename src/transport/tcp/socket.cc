@@ -218,17 +218,21 @@ void setNonBlocking(int fd) {
   }
 }
 
-void tuneDataSocket(int fd, int bufferBytes, const std::string& congestion) {
+void tuneDataSocket(int fd, const DataSocketTuning& tuning) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (!congestion.empty()) {
-    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, congestion.data(),
-               static_cast<socklen_t>(congestion.size()));
+  if (!tuning.congestion.empty()) {
+    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, tuning.congestion.data(),
+               static_cast<socklen_t>(tuning.congestion.size()));
   }
-  if (bufferBytes > 0) {
+  if (tuning.bufferBytes > 0) {
     // The kernel caps these at net.core.{w,r}mem_max; asking is harmless.
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferBytes, sizeof(bufferBytes));
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufferBytes, sizeof(bufferBytes));
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &tuning.bufferBytes, sizeof(tuning.bufferBytes));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &tuning.bufferBytes, sizeof(tuning.bufferBytes));
+  }
+  if (tuning.notsentLowatBytes > 0) {
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &tuning.notsentLowatBytes,
+               sizeof(tuning.notsentLowatBytes));
   }
 }
 

@@ -78,10 +78,16 @@ void sendAll(int fd, const void* data, size_t bytes, Clock::time_point deadline,
 void recvAll(int fd, void* data, size_t bytes, Clock::time_point deadline, const std::string& what);
 
 void setNonBlocking(int fd);
-// TCP_NODELAY, large buffers and the congestion control: the data path's socket options.
-// `congestion` empty leaves the kernel's default; a name the kernel refuses is left at the default
-// too (checkCongestionControl reports it before any connection is made).
-void tuneDataSocket(int fd, int bufferBytes, const std::string& congestion);
+
+// The data path's socket options beyond TCP_NODELAY, which every data socket gets.
+struct DataSocketTuning {
+  int bufferBytes = 0;        // SO_SNDBUF and SO_RCVBUF; 0 leaves the kernel's autotuning alone
+  std::string congestion;     // TCP_CONGESTION; empty leaves the kernel's default
+  int notsentLowatBytes = 0;  // TCP_NOTSENT_LOWAT; 0 leaves the kernel's default (no limit)
+};
+// A congestion control the kernel refuses is left at the default (checkCongestionControl
+// reports it before any connection is made).
+void tuneDataSocket(int fd, const DataSocketTuning& tuning);
 // Throws hoop::Error when this process may not give its TCP sockets the congestion control
 // `name` (not built into the kernel, or not in net.ipv4.tcp_allowed_congestion_control).
 void checkCongestionControl(const std::string& name);

@@ -39,7 +39,7 @@ std::unique_ptr<TcpConnection> TcpTransport::connectTo(int peer, Clock::time_poi
   std::vector<UniqueFd> streams;
   for (int s = 0; s < options_.streams; ++s) {
     UniqueFd fd = connectWithRetry(target.address, deadline, aborted, target.description);
-    tuneDataSocket(fd.get(), options_.socketBufferBytes, options_.congestion);
+    tuneDataSocket(fd.get(), options_.tuning);
     TcpHello hello;
     hello.streams = static_cast<uint16_t>(options_.streams);
     hello.streamIndex = static_cast<uint16_t>(s);
@@ -96,7 +96,7 @@ bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
   }
   auto& slots = arrived_[static_cast<int>(hello.fromRank)];
   slots.resize(hello.streams);
-  tuneDataSocket(arrival.fd.get(), options_.socketBufferBytes, options_.congestion);
+  tuneDataSocket(arrival.fd.get(), options_.tuning);
   slots[hello.streamIndex] = std::move(arrival.fd);
   return true;
 }

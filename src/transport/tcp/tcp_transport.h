@@ -27,9 +27,8 @@ struct TcpOptions {
   int selfRank = 0;
   Secret secret;
   uint64_t jobTag = 0;
-  int streams = 1;            // HOOP_SOCKET_NSTREAMS
-  int socketBufferBytes = 0;  // 0 leaves the kernel's autotuning alone
-  std::string congestion;     // HOOP_SOCKET_CONGESTION; empty leaves the kernel's default
+  int streams = 1;          // HOOP_SOCKET_NSTREAMS
+  DataSocketTuning tuning;  // HOOP_SOCKET_BUFFER, HOOP_SOCKET_CONGESTION, HOOP_SOCKET_NOTSENT_LOWAT
 };
 
 class TcpTransport {

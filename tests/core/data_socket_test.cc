@@ -1,5 +1,5 @@
-// HOOP_SOCKET_CONGESTION: what the setting accepts, what the kernel refuses, and that the data
-// sockets a TcpTransport makes carry the congestion control it was given.
+// HOOP_SOCKET_CONGESTION and HOOP_SOCKET_NOTSENT_LOWAT: what the settings accept, what the kernel
+// refuses, and that the data sockets a TcpTransport makes carry the options it was given.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,6 +42,27 @@ TEST(SocketCongestion, RenoUnlessTheSettingSaysOtherwise) {
       << outcome;
 }
 
+// Config::fromEnvironment with HOOP_SOCKET_NOTSENT_LOWAT=`text`: the limit it keeps, or the
+// error's text.
+std::string notsentLowatFor(const char* text) {
+  return test::configOutcome("HOOP_SOCKET_NOTSENT_LOWAT", text, [](const Config& config) {
+    return std::to_string(config.socketNotsentLowatBytes);
+  });
+}
+
+TEST(SocketNotsentLowat, A128KibLimitUnlessTheSettingSaysOtherwise) {
+  unsetenv("HOOP_SOCKET_NOTSENT_LOWAT");
+  EXPECT_EQ(Config::fromEnvironment().socketNotsentLowatBytes, 128 << 10);
+  EXPECT_EQ(Config::fromEnvironment().dataSocketTuning().notsentLowatBytes, 128 << 10);
+  EXPECT_EQ(notsentLowatFor("16K"), "16384");
+  EXPECT_EQ(notsentLowatFor("0"), "0");  // the kernel's default: no limit
+  for (const char* bad : {"-1", "lots", "2G"}) {
+    const std::string outcome = notsentLowatFor(bad);
+    EXPECT_NE(outcome.find("HOOP_SOCKET_NOTSENT_LOWAT"), std::string::npos)
+        << bad << ": " << outcome;
+  }
+}
+
 TEST(SocketCongestion, ANameTheKernelRefusesIsAClearError) {
   EXPECT_NO_THROW(checkCongestionControl("reno"));  // always built in and always allowed
   try {
@@ -53,6 +74,13 @@ TEST(SocketCongestion, ANameTheKernelRefusesIsAClearError) {
               std::string::npos)
         << e.what();
   }
+}
+
+int notsentLowatOf(int fd) {
+  int bytes = 0;
+  socklen_t length = sizeof(bytes);
+  EXPECT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, &length), 0);
+  return bytes;
 }
 
 std::string congestionOf(int fd) {
@@ -75,7 +103,7 @@ std::string anotherAllowedCongestion() {
   return "";
 }
 
-TEST(SocketCongestion, TheTransportsDataSocketsCarryIt) {
+TEST(DataSockets, CarryTheTransportsCongestionControlAndUnsentLimit) {
   const std::string wanted = anotherAllowedCongestion();
   if (wanted.empty()) GTEST_SKIP() << "this kernel allows no congestion control but its default";
   setenv("HOOP_SOCKET_IFNAME", "=lo", 1);
@@ -84,8 +112,11 @@ TEST(SocketCongestion, TheTransportsDataSocketsCarryIt) {
   UniqueFd listener1 = listenOn(SocketAddress::parse("127.0.0.1:0"), 64, false);
   const std::vector<TcpPeer> peers = {{SocketAddress::localOf(listener0.get()), "rank 0"},
                                       {SocketAddress::localOf(listener1.get()), "rank 1"}};
-  TcpTransport rank0(TcpOptions{0, secret, 7, 2, 0, wanted}, std::move(listener0), peers);
-  TcpTransport rank1(TcpOptions{1, secret, 7, 2, 0, wanted}, std::move(listener1), peers);
+  // Neither the kernel's default (no limit) nor hoop's.
+  constexpr int kLowat = 48 << 10;
+  const DataSocketTuning tuning{0, wanted, kLowat};
+  TcpTransport rank0(TcpOptions{0, secret, 7, 2, tuning}, std::move(listener0), peers);
+  TcpTransport rank1(TcpOptions{1, secret, 7, 2, tuning}, std::move(listener1), peers);
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   std::unique_ptr<TcpConnection> accepted;
   std::thread acceptor([&] { accepted = rank1.establish(0, deadline, nullptr); });
@@ -100,7 +131,10 @@ TEST(SocketCongestion, TheTransportsDataSocketsCarryIt) {
     std::vector<pollfd> fds;
     side->addWaitFds(fds);
     ASSERT_EQ(fds.size(), 2u);
-    for (const pollfd& fd : fds) EXPECT_EQ(congestionOf(fd.fd), wanted);
+    for (const pollfd& fd : fds) {
+      EXPECT_EQ(congestionOf(fd.fd), wanted);
+      EXPECT_EQ(notsentLowatOf(fd.fd), kLowat);
+    }
   }
 }
 
