@@ -17,11 +17,16 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const int self = comm.rank();
   comm.connectEveryone();
 
-  // inputs[r] holds rank r's contribution; our own is copied too, so the fold may overwrite
-  // recv even when it is the send buffer.
+  // inputs[r] receives rank r's contribution. Our own is read where it lies, except where the
+  // fold would read it after writing over it: in place, on ranks from 2 on (the first fold, of
+  // inputs 0 and 1, writes recv). Only there is it copied beside the others, a pass over the
+  // buffer that the 2-rank exchange never pays.
+  const bool copyOwn = args.send == args.recv && self >= 2;
   char* inputs = comm.scratch(n * bytes);
   // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
-  if (bytes > 0) std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
+  if (copyOwn && bytes > 0) {
+    std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
+  }
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) == self) continue;
     comm.connection(static_cast<int>(r)).postRecv(inputs + r * bytes, bytes, args.tag());
@@ -39,7 +44,9 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   // Every send must have left before the fold may overwrite an in-place buffer.
   prims.finish();
 
-  auto input = [&](size_t r) { return inputs + r * bytes; };
+  auto input = [&](size_t r) -> const void* {
+    return static_cast<int>(r) == self && !copyOwn ? args.send : inputs + r * bytes;
+  };
   if (n == 2) {
     reduceFinal(args.recv, input(0), input(1), args.count, args.type, args.op, n);
     return;

@@ -299,8 +299,11 @@ std::optional<double> pairOverTcpUs(std::string_view name, const CallShape& shap
     const double pieces = piecesOf(s, limit);
     return pieces * tcpExchangeUs(link, s / pieces) + s / r;
   }
-  // One exchange of the whole buffer, the own input copied beside the peer's, one fold.
-  if (name == "direct") return tcpExchangeUs(link, s) + 2 * s / r;
+  // One exchange of the whole buffer and one fold, the own input read where it lies: recursive
+  // doubling's price up to one piece, less above it. With at most 128 KiB unsent in a socket it
+  // was the fastest forced schedule at 1 and 2 MiB on 2 CPUs (0.84x two-shot's time at 2 MiB;
+  // bench/RESULTS.md, twenty-ninth pass), and two-shot from 4 MiB.
+  if (name == "direct") return tcpExchangeUs(link, s) + s / r;
   return std::nullopt;  // the general formulas below
 }
 
@@ -320,13 +323,12 @@ std::optional<double> allReduceUs(std::string_view name, const CallShape& shape,
   if (name == "direct") {
     // One step, but every rank sends and reduces (n-1) whole buffers. Over shm each is copied
     // out of its slot first (the ring reduces straight out of one); a TCP receive lands in place.
-    // Each rank also copies its own input beside the others' (so that the fold may overwrite an
-    // in-place buffer): at 2 ranks that copy is all that sets it apart from recursive doubling's
-    // one exchange, and over TCP it measured 1.1-1.26x recursive doubling's time from 32 B to
-    // 32 KiB.
+    // From 3 ranks, in place, ranks from 2 on also copy their own input beside the others' (the
+    // fold writes over it before it would read it), and the slowest rank sets the time.
     const double passes = overNetwork(shape) ? 1 : 2;
+    const double ownCopy = shape.ranks > 2 ? s / r : 0;
     return link.alphaUs * (1 + (n - 2) * extraMessageShare(shape)) + (n - 1) * s / link.bytesPerUs +
-           passes * (n - 1) * s / r + s / r;
+           passes * (n - 1) * s / r + ownCopy;
   }
   if (name == "twoshot") {
     if (!twoShotPriced(shape)) return std::nullopt;  // forced, it still runs

@@ -47,9 +47,10 @@ TEST(CostModel, SmallMessagesTakeTheFewestSteps) {
   // log2(n) rounds of one message beat one step of n-1 (measured at 4 ranks) and 2(n-1) steps.
   EXPECT_EQ(fastest(oneHost(8, 4, false)), "recdoubling");
   EXPECT_EQ(fastest(oneHost(8, 8, false)), "recdoubling");
-  // At 2 ranks both are one message each way; the direct schedule also copies its own input.
-  EXPECT_EQ(fastest(oneHost(8, 2, false)), "recdoubling");
-  EXPECT_LT(*predictAllReduceUs("recdoubling", oneHost(32 << 10, 2, false), {}),
+  // At 2 ranks both are one message each way and one fold: the same price up to one piece.
+  const std::string pair = fastest(oneHost(8, 2, false));
+  EXPECT_TRUE(pair == "direct" || pair == "recdoubling") << pair;
+  EXPECT_EQ(*predictAllReduceUs("recdoubling", oneHost(32 << 10, 2, false), {}),
             *predictAllReduceUs("direct", oneHost(32 << 10, 2, false), {}));
 }
 
@@ -63,11 +64,13 @@ TEST(CostModel, LargeMessagesTakeTheBandwidthOptimalRing) {
   }
 }
 
-// Two ranks over TCP: one exchange of the whole buffer beat the ring's two of half up to 512 KiB
-// in each of four forced sweeps (1.12-1.27x); from 1 MiB recursive doubling takes two exchanges
-// too and folds twice the bytes, and the ring was ahead at 1 MiB, 0.75-1.12x at 2 MiB and ahead
-// from 8 MiB. The answer must not hang on the calibration: these are figures it read in
-// different runs, and the defaults.
+// Two ranks over TCP: one exchange of the whole buffer (the direct exchange, or recursive doubling
+// while the buffer is one piece: the same price) beat the ring's two of half up to 512 KiB in each
+// of four forced sweeps (1.12-1.27x), and the ring was ahead from 8 MiB. Between them, once at
+// most 128 KiB waited unsent in a socket, the direct exchange was the fastest at 1 and 2 MiB
+// (bench/RESULTS.md, twenty-ninth pass): it must be priced among the trial's candidates there,
+// below recursive doubling, which trades the buffer in pieces. The answer must not hang on the
+// calibration: these are figures it read in different runs, and the defaults.
 TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
   CostModel defaults;
   CostModel fast;
@@ -78,10 +81,15 @@ TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
   slow.reduceBytesPerUs = 24600;
   for (const CostModel& model : {defaults, fast, slow}) {
     for (size_t bytes : {size_t{8}, size_t{32} << 10, size_t{128} << 10, size_t{512} << 10}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), "recdoubling")
+      const std::string pick = fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules);
+      EXPECT_TRUE(pick == "direct" || pick == "recdoubling") << bytes << ": " << pick;
+    }
+    for (size_t bytes : {size_t{1} << 20, size_t{2} << 20}) {
+      EXPECT_LT(*predictAllReduceUs("direct", oneHost(bytes, 2, false), model),
+                *predictAllReduceUs("recdoubling", oneHost(bytes, 2, false), model))
           << bytes;
     }
-    for (size_t bytes : {size_t{1} << 20, size_t{8} << 20, size_t{64} << 20}) {
+    for (size_t bytes : {size_t{8} << 20, size_t{64} << 20}) {
       EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), "ring") << bytes;
     }
   }
