@@ -8,6 +8,7 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
+#include "algorithms/rank_order_fold.h"
 
 namespace hoop {
 
@@ -17,11 +18,10 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const int self = comm.rank();
   comm.connectEveryone();
 
-  // inputs[r] receives rank r's contribution. Our own is read where it lies, except where the
-  // fold would read it after writing over it: in place, on ranks from 2 on (the first fold, of
-  // inputs 0 and 1, writes recv). Only there is it copied beside the others, a pass over the
-  // buffer that the 2-rank exchange never pays.
-  const bool copyOwn = args.send == args.recv && self >= 2;
+  // inputs[r] receives rank r's contribution. Our own is read where it lies unless the fold
+  // would write over it first; only then is it copied beside the others, a pass over the buffer
+  // that the 2-rank exchange never pays.
+  const bool copyOwn = foldOverwritesOwnInput(args, self);
   char* inputs = comm.scratch(n * bytes);
   // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
   if (copyOwn && bytes > 0) {
@@ -44,18 +44,9 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
   // Every send must have left before the fold may overwrite an in-place buffer.
   prims.finish();
 
-  auto input = [&](size_t r) -> const void* {
+  foldInRankOrder(args, n, [&](size_t r) -> const void* {
     return static_cast<int>(r) == self && !copyOwn ? args.send : inputs + r * bytes;
-  };
-  if (n == 2) {
-    reduceFinal(args.recv, input(0), input(1), args.count, args.type, args.op, n);
-    return;
-  }
-  reduce(args.recv, input(0), input(1), args.count, args.type, args.op);
-  for (size_t r = 2; r + 1 < n; ++r) {
-    reduce(args.recv, args.recv, input(r), args.count, args.type, args.op);
-  }
-  reduceFinal(args.recv, args.recv, input(n - 1), args.count, args.type, args.op, n);
+  });
 }
 
 }  // namespace hoop

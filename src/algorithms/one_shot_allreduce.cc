@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "algorithms/collective.h"
+#include "algorithms/rank_order_fold.h"
 #include "core/communicator.h"
-#include "device/cpu/reduce.h"
 
 namespace hoop {
 
@@ -31,9 +31,8 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
   std::array<const void*, kOneShotMaxRanks> inputs{};
   sent[me] = true;
   inputs[me] = args.send;
-  // In place, this rank's input would be overwritten before its turn in the order unless it
-  // comes first or second: keep a copy.
-  if (args.send == args.recv && me >= 2 && args.bytes() > 0) {
+  // In place, this rank's input would be overwritten before its turn in the order: keep a copy.
+  if (foldOverwritesOwnInput(args, static_cast<int>(me)) && args.bytes() > 0) {
     char* copy = comm.scratch(args.bytes());
     std::memcpy(copy, args.send, args.bytes());
     inputs[me] = copy;
@@ -65,14 +64,7 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
     });
   }
 
-  void* out = args.recv;
-  if (n == 2) {
-    reduceFinal(out, inputs[0], inputs[1], args.count, args.type, args.op, n);
-  } else {
-    reduce(out, inputs[0], inputs[1], args.count, args.type, args.op);
-    for (size_t r = 2; r + 1 < n; ++r) reduce(out, out, inputs[r], args.count, args.type, args.op);
-    reduceFinal(out, out, inputs[n - 1], args.count, args.type, args.op, n);
-  }
+  foldInRankOrder(args, n, [&](size_t r) { return inputs[r]; });
   for (size_t r = 0; r < n; ++r) {
     if (r != me) peers[r]->releaseEager();
   }
