@@ -3,9 +3,11 @@
 // if every result was exactly right. Failures print what, where and which element.
 //
 //   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop [--large]
-//                    [--seconds S] [--count N]
+//                    [--seconds S] [--count N] [--until-settled]
 // The loop suite runs allreduces of N floats for S seconds (forever without --seconds), for the
-// fault tests: they stop, kill or cut off a rank while it runs.
+// fault tests: they stop, kill or cut off a rank while it runs. With --until-settled it also runs
+// on past S until the timed choice for N floats has settled (at most kMostLoopSeconds), so that a
+// slow build (sanitizers, a loaded machine) still sees the trial through.
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
 #include <time.h>
 #include <unistd.h>
@@ -341,9 +343,14 @@ void barrier() {
   }
 }
 
+// The longest --until-settled waits for the trial; a test reading the log then fails on the
+// missing settlement rather than hanging.
+constexpr double kMostLoopSeconds = 120;
+
 // Allreduces until every rank has run `seconds` (they agree on when by a max over their clocks
-// every few rounds, so all make the same calls). Exact integer sums, checked every round.
-void loop(double seconds, size_t count) {
+// every few rounds, so all make the same calls) and, with `untilSettled`, the schedule for
+// `count` floats has settled. Exact integer sums, checked every round.
+void loop(double seconds, size_t count, bool untilSettled) {
   std::printf("LOOP rank %d pid %d\n", rank, static_cast<int>(getpid()));
   std::fflush(stdout);
   const auto start = std::chrono::steady_clock::now();
@@ -359,9 +366,17 @@ void loop(double seconds, size_t count) {
     ++checks;
     if (round % 16 != 15) continue;
     const std::chrono::duration<double> ran = std::chrono::steady_clock::now() - start;
-    int32_t done = ran.count() >= seconds ? 1 : 0;
-    ok(hoopAllReduce(&done, &done, 1, hoopInt32, hoopMax, comm, nullptr), "loop end vote");
-    if (done != 0) return;
+    int settled = 1;
+    if (untilSettled) {
+      ok(hoopCommScheduleSettled(comm, hoopCollAllReduce, count, hoopFloat32, &settled),
+         "hoopCommScheduleSettled");
+    }
+    const bool done = (ran.count() >= seconds && settled != 0) || ran.count() >= kMostLoopSeconds;
+    // Every rank votes; the loop ends once any rank is done (settlement is agreed, so all see it
+    // at the same round; the clocks differ).
+    int32_t vote = done ? 1 : 0;
+    ok(hoopAllReduce(&vote, &vote, 1, hoopInt32, hoopMax, comm, nullptr), "loop end vote");
+    if (vote != 0) return;
   }
 }
 
@@ -383,6 +398,7 @@ int main(int argc, char** argv) {
   bool large = false;
   double seconds = 1e9;
   size_t count = 65536;
+  bool untilSettled = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--init" && i + 1 < argc)
@@ -397,6 +413,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[++i]);
     else if (arg == "--count" && i + 1 < argc)
       count = std::strtoull(argv[++i], nullptr, 10);
+    else if (arg == "--until-settled")
+      untilSettled = true;
     else
       die("unknown argument " + arg);
   }
@@ -421,7 +439,7 @@ int main(int argc, char** argv) {
   else if (suite == "barrier")
     barrier();
   else if (suite == "loop")
-    loop(seconds, count);
+    loop(seconds, count, untilSettled);
   else if (suite == "hello")
     ++checks;
   else
