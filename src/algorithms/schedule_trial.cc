@@ -147,7 +147,13 @@ double ScheduleTrial::confirmMedianOfMeansUs() const {
 }
 
 size_t confirmCallsFor(double agreedUs) {
-  const double fitting = std::ceil(kConfirmBudgetUs / std::max(agreedUs, 1e-3));
+  const double us = std::max(agreedUs, 1e-3);
+  const double fillingSpan = std::ceil(kMinConfirmSpanUs / us);
+  if (fillingSpan > static_cast<double>(kMaxConfirmCalls)) {
+    return fillingSpan >= static_cast<double>(kMostConfirmCalls) ? kMostConfirmCalls
+                                                                 : static_cast<size_t>(fillingSpan);
+  }
+  const double fitting = std::ceil(kConfirmBudgetUs / us);
   if (fitting >= static_cast<double>(kMaxConfirmCalls)) return kMaxConfirmCalls;
   return std::max(kMinConfirmCalls, static_cast<size_t>(fitting));
 }
@@ -170,6 +176,7 @@ void ScheduleTrial::startConfirming(size_t candidate) {
   phase = Phase::kConfirming;
   confirming = candidate;
   confirmCallsRun = 0;
+  confirmUs.assign(confirmCalls(), 0.0);
 }
 
 void ScheduleTrial::takeTimedRounds(std::span<const double> agreed) {
@@ -188,6 +195,7 @@ void ScheduleTrial::takeConfirmation(double agreedInARowUs) {
   }
   winner = candidates[fastestConfirmed(figures, done)];
   phase = Phase::kSettled;
+  confirmUs = {};  // up to 32 KiB, for every class the job calls
 }
 
 void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {

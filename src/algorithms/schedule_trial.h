@@ -111,28 +111,35 @@ inline constexpr size_t kMostTrialCalls =
 inline constexpr double kTrialWinFraction = 0.03;
 // A confirmation in a row: as many calls as fit kConfirmBudgetUs by the candidate's agreed figure,
 // from kMinConfirmCalls to kMaxConfirmCalls (64 calls up to 3 ms a call; four calls of a 256 MiB
-// allreduce). The budget is long enough that calls of 1-30 ms get 7-64 of them, so that each of
-// the kConfirmRuns runs holds several and a schedule's occasional slow call, which a loop pays,
-// counts. With 20 ms a 2-16 ms call got 4-10, one or two a run, and the figure was near its
-// median call: 4 ranks over TCP, the double tree's mean call at 8 MiB was 16.3 ms where its
-// median was 9.0, and two launches of three settled on it against two-shot's 6.8; at 2 MiB the
-// tables kept two-shot, 1.2-1.6x the ring or the tree, pass after pass. With 200 ms the worst
-// cells of three 4-rank TCP tables read 1.43, 1.19 and 1.22, against 1.62, 1.38 and 1.17 before,
-// and 2 MiB 1.12-1.22 against 1.17-1.62 (bench/RESULTS.md, twenty-eighth pass). Every call in a row
-// is one the job asked for, run by a candidate timed within 3x of the fastest confirmed. Candidates
-// within kConfirmReach of the fastest confirmed figure are confirmed too: the widest margin a
-// candidate is priced within (quick calls'; long calls' candidates come from within 2x), as bursts
-// were seen to misjudge a schedule by up to 2.2x (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in
-// bursts, 28.2 in a row), and confirming a slower one costs a few of its calls, once.
+// allreduce), but at least as many as fill kMinConfirmSpanUs (up to kMostConfirmCalls), so that
+// calls under 31 us are judged over 2 ms too. 64 calls of half a microsecond spanned 32 us, 8 a
+// run, where one interrupt moves a run's mean: 2 ranks over shm at 8 B, direct's confirmation
+// read 0.6-1.7 us and recursive doubling's 0.6-2.2 from launch to launch, one-shot's 0.4-0.5, and
+// one launch of six settled on direct at 0.9 us a call. The budget is long enough that calls of
+// 1-30 ms get 7-64 of them, so that each of the kConfirmRuns runs holds several and a schedule's
+// occasional slow call, which a loop pays, counts. With 20 ms a 2-16 ms call got 4-10, one or two a
+// run, and the figure was near its median call: 4 ranks over TCP, the double tree's mean call at 8
+// MiB was 16.3 ms where its median was 9.0, and two launches of three settled on it against
+// two-shot's 6.8; at 2 MiB the tables kept two-shot, 1.2-1.6x the ring or the tree, pass after
+// pass. With 200 ms the worst cells of three 4-rank TCP tables read 1.43, 1.19 and 1.22,
+// against 1.62, 1.38 and 1.17 before, and 2 MiB 1.12-1.22 against 1.17-1.62 (bench/RESULTS.md,
+// twenty-eighth pass). Every call in a row is one the job asked for, run by a candidate timed
+// within 3x of the fastest confirmed. Candidates within kConfirmReach of the fastest confirmed
+// figure are confirmed too: the widest margin a candidate is priced within (quick calls'; long
+// calls' candidates come from within 2x), as bursts were seen to misjudge a schedule by up to 2.2x
+// (two-shot at 32 KiB, 4 ranks over shm: 60.8 us in bursts, 28.2 in a row), and confirming a slower
+// one costs a few of its calls, once.
 inline constexpr double kConfirmBudgetUs = 200000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
+inline constexpr double kMinConfirmSpanUs = 2000;
+inline constexpr size_t kMostConfirmCalls = 4096;
 // Runs of consecutive calls a confirmation's figure is the median of (fewer when fewer calls).
 inline constexpr size_t kConfirmRuns = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
 // The most calls before a class settles: the trial, then every candidate confirmed in a row.
 inline constexpr size_t kMostCallsToSettle =
-    kMostTrialCalls + kMaxTrialCandidates * kMaxConfirmCalls;
+    kMostTrialCalls + kMaxTrialCandidates * kMostConfirmCalls;
 
 // The candidates among schedules with these predictions (nullopt: the model does not price it,
 // or it cannot serve the call): indices, fastest first (ties: the lower index).
@@ -180,10 +187,11 @@ struct ScheduleTrial {
   // By candidate: the ranks' agreed figure, from the timed rounds, then from calls in a row.
   std::array<double, kMaxTrialCandidates> agreedUs{};
   std::array<bool, kMaxTrialCandidates> confirmed{};
-  // Confirming: the candidate run in a row, and this rank's time of each call so far.
+  // Confirming: the candidate run in a row, and this rank's time of each call so far (room for
+  // confirmCalls() of them, made when the confirmation starts).
   size_t confirming = 0;
   size_t confirmCallsRun = 0;
-  std::array<double, kMaxConfirmCalls> confirmUs{};
+  std::vector<double> confirmUs;
   // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
   const AlgorithmEntry* winner = nullptr;
 

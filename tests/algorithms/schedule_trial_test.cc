@@ -121,17 +121,23 @@ TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
   EXPECT_EQ(trialWinner(std::vector<double>{7.0}), 0u);
 }
 
-// As many calls in a row as fit 200 ms by the leader's figure, from 4 to 64.
+// As many calls in a row as fit 200 ms by the leader's figure, from 4 to 64, but never fewer than
+// fill 2 ms, up to 4096.
 TEST(ScheduleTrial, ConfirmationsRunAsManyCallsAsFitTheirBudget) {
   EXPECT_EQ(confirmCallsFor(20000), 10u);
   EXPECT_EQ(confirmCallsFor(19000), 11u);
   EXPECT_EQ(confirmCallsFor(4000), 50u);
   EXPECT_EQ(confirmCallsFor(3000), kMaxConfirmCalls);
-  EXPECT_EQ(confirmCallsFor(10), kMaxConfirmCalls);
-  EXPECT_EQ(confirmCallsFor(0), kMaxConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(40), kMaxConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(31.25), kMaxConfirmCalls);  // 64 calls fill 2 ms exactly
+  EXPECT_EQ(confirmCallsFor(30), 67u);
+  EXPECT_EQ(confirmCallsFor(10), 200u);
+  EXPECT_EQ(confirmCallsFor(0.5), 4000u);
+  EXPECT_EQ(confirmCallsFor(0.4), kMostConfirmCalls);
+  EXPECT_EQ(confirmCallsFor(0), kMostConfirmCalls);
   EXPECT_EQ(confirmCallsFor(60000), kMinConfirmCalls);
   EXPECT_EQ(confirmCallsFor(3000000), kMinConfirmCalls);
-  EXPECT_EQ(kMostCallsToSettle, 272u + 4 * 64);
+  EXPECT_EQ(kMostCallsToSettle, 272u + 4 * 4096);
 }
 
 // Three candidates' figures, and which were confirmed in a row.
@@ -168,11 +174,11 @@ TEST(ScheduleTrial, TheConfirmationIsTheMedianOfRunsMeanCalls) {
   // 20 us a call, where the median call (10) would see the quick ones alone.
   const std::array<double, 16> everyRunSlowAtTimes{10, 10, 50, 10, 10, 10, 10, 50,
                                                    10, 50, 10, 10, 50, 10, 10, 10};
-  std::copy(everyRunSlowAtTimes.begin(), everyRunSlowAtTimes.end(), trial.confirmUs.begin());
+  trial.confirmUs.assign(everyRunSlowAtTimes.begin(), everyRunSlowAtTimes.end());
   trial.confirmCallsRun = everyRunSlowAtTimes.size();
   EXPECT_EQ(trial.confirmMedianOfMeansUs(), 20.0);
   // One call of 0.5 us calls stretched to 100 by another process: it moves one run's mean alone.
-  trial.confirmUs.fill(0.5);
+  trial.confirmUs.assign(16, 0.5);
   trial.confirmUs[5] = 100;
   trial.confirmCallsRun = 16;
   EXPECT_EQ(trial.confirmMedianOfMeansUs(), 0.5);
@@ -185,7 +191,7 @@ TEST(ScheduleTrial, TheConfirmationIsTheMedianOfRunsMeanCalls) {
   // Runs as even as the count allows: 5 calls in runs of 1, 1, 1 and 2, whose means are 8, 2, 4
   // and 8; the median is the mean of the middle two.
   const std::array<double, 5> five{8, 2, 4, 6, 10};
-  std::copy(five.begin(), five.end(), trial.confirmUs.begin());
+  trial.confirmUs.assign(five.begin(), five.end());
   trial.confirmCallsRun = five.size();
   EXPECT_EQ(trial.confirmMedianOfMeansUs(), 6.0);
 }
