@@ -291,9 +291,10 @@ run_hoop() {  # np transport
     echo "[np=$np] hoop over $transport $b..$e x$f" >&2
     local csv=$dir/hoop_${transport}_$k.csv
     k=$((k + 1))
-    # -a 3: the slowest rank's time per iteration, as the peer benches report.
+    # -a 3: the slowest rank's time per iteration, as the peer benches report; -m: at least as
+    # many seconds a size as the peer benches, so quick sizes are judged on as many calls.
     HOOP_TRANSPORT=$transport run_job "$log" "$bin/hooprun" "${hooprun_bind[@]}" -np "$np" "$bin/hoop-perf" allreduce \
-      -b "$b" -e "$e" -f "$f" -d float -n "$n" -w "$w" -a 3 --csv "$csv" ||
+      -b "$b" -e "$e" -f "$f" -d float -n "$n" -w "$w" -m "$min_sec" -a 3 --csv "$csv" ||
       note "np=$np hoop: range $b..$e over $transport failed (exit $?), see $log.err"
     [[ -f $csv ]] && csvs+=("$csv")
   done

@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
@@ -36,12 +37,13 @@ struct Flag {
 };
 
 constexpr Flag kFlags[] = {
-    {'b', "minbytes", true},  {'e', "maxbytes", true}, {'f', "stepfactor", true},
-    {'i', "stepbytes", true}, {'n', "iters", true},    {'w', "warmup_iters", true},
-    {'c', "check", true},     {'d', "datatype", true}, {'o', "op", true},
-    {'r', "root", true},      {'z', "blocking", true}, {'a', "average", true},
-    {'\0', "memory", true},   {'\0', "algo", true},    {'\0', "json", true},
-    {'\0', "csv", true},      {'\0', "plot", true},    {'h', "help", false},
+    {'b', "minbytes", true},    {'e', "maxbytes", true}, {'f', "stepfactor", true},
+    {'i', "stepbytes", true},   {'n', "iters", true},    {'w', "warmup_iters", true},
+    {'m', "min_seconds", true}, {'c', "check", true},    {'d', "datatype", true},
+    {'o', "op", true},          {'r', "root", true},     {'z', "blocking", true},
+    {'a', "average", true},     {'\0', "memory", true},  {'\0', "algo", true},
+    {'\0', "json", true},       {'\0', "csv", true},     {'\0', "plot", true},
+    {'h', "help", false},
 };
 
 // Applies one flag's value to options; returns an error line, naming the flag as typed
@@ -78,6 +80,16 @@ std::string applyFlag(const Flag& flag, std::string_view spelledAs, std::string_
     case 'f': return intValue(options.stepFactor, 1, 1 << 20);
     case 'n': return intValue(options.iters, 1, kIntMax);
     case 'w': return intValue(options.warmupIters, 0, kIntMax);
+    case 'm': {
+      const std::string text(value);
+      char* end = nullptr;
+      const double seconds = text.empty() ? -1 : std::strtod(text.c_str(), &end);
+      if (end == nullptr || *end != '\0' || !(seconds >= 0 && seconds <= 3600)) {
+        return name + ": " + quoted + " is not a number of seconds from 0 to 3600";
+      }
+      options.minSeconds = seconds;
+      return "";
+    }
     case 'r': return intValue(options.root, 0, kIntMax);
     case 'c': return boolValue(options.check);
     case 'z': return boolValue(options.blocking);
@@ -244,6 +256,8 @@ Options:
   -i, --stepbytes <size>    bytes added at each step when -f is 1 (default 1M)
   -n, --iters <n>           timed iterations per size (default 20)
   -w, --warmup_iters <n>    untimed iterations before them (default 5)
+  -m, --min_seconds <s>     time each size for at least s seconds: more iterations than -n
+                            where -n took less, the same on every rank (default 0: -n only)
   -c, --check <0|1>         check every result exactly, out-of-place and in-place (default 1)
   -d, --datatype <type>     int8 uint8 int32 uint32 int64 uint64 half float double bfloat16,
                             or all (default float)

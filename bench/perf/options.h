@@ -25,6 +25,10 @@ struct Options {
   size_t stepBytes = size_t{1} << 20;  // used only when stepFactor is 1
   int iters = 20;
   int warmupIters = 5;
+  // -m: time at least this many seconds a size, with more timed iterations than -n where the
+  // first -n took less (0: exactly -n, as nccl-tests does). The peer benches of bench/compare
+  // take the same rule, so sub-microsecond calls are judged on as many samples on both sides.
+  double minSeconds = 0;
   bool check = true;
   std::vector<hoopDataType_t> types = {hoopFloat};
   std::vector<hoopRedOp_t> ops = {hoopSum};

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "hoop_call.h"
+#include "timed_iterations.h"
 
 namespace hoop::perf {
 
@@ -83,7 +84,7 @@ void runUntilSettled(hoopComm_t comm, const CallSpec& call, const BufferPair& bu
 }  // namespace
 
 Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
-                 int iters) {
+                 int iters, double minSeconds) {
   using Clock = std::chrono::steady_clock;
   auto microseconds = [](Clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
@@ -93,16 +94,30 @@ Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffer
   checkHoop(hoopBarrier(comm, nullptr), "hoopBarrier", comm);
 
   Timing timing;
+  double batchUs = 0;
+  auto timeBatch = [&](size_t calls) {
+    const Clock::time_point start = Clock::now();
+    Clock::time_point last = start;
+    for (size_t i = 0; i < calls; ++i) {
+      runCall(comm, call, buffers);
+      const Clock::time_point now = Clock::now();
+      timing.iterationUs.push_back(microseconds(now - last));
+      last = now;
+    }
+    batchUs += microseconds(last - start);
+  };
   timing.iterationUs.reserve(static_cast<size_t>(iters));
-  const Clock::time_point start = Clock::now();
-  Clock::time_point last = start;
-  for (int i = 0; i < iters; ++i) {
-    runCall(comm, call, buffers);
-    const Clock::time_point now = Clock::now();
-    timing.iterationUs.push_back(microseconds(now - last));
-    last = now;
+  timeBatch(static_cast<size_t>(iters));
+  if (minSeconds > 0) {
+    // Every rank runs the same number of calls: all take the slowest rank's first batch.
+    const double slowestUs = combineAcrossRanks(comm, batchUs, AverageMode::kMax);
+    const size_t total = iterationsToFill(static_cast<size_t>(iters), minSeconds, slowestUs);
+    if (total > timing.iterationUs.size()) {
+      timing.iterationUs.reserve(total);
+      timeBatch(total - timing.iterationUs.size());
+    }
   }
-  timing.usPerIteration = microseconds(last - start) / iters;
+  timing.usPerIteration = batchUs / static_cast<double>(timing.iterationUs.size());
   return timing;
 }
 

@@ -28,10 +28,12 @@ bool scheduledCollective(Collective collective, hoopCollective_t* asked);
 
 // warmupIters untimed calls, then more until hoop has settled its schedule for the call (it
 // times the schedules it cannot tell apart on the first calls of a size: hoopCommScheduleSettled),
-// a barrier so every rank starts the batch together, then iters timed calls. So the batch
-// measures the schedule a long job runs. Local to this rank: combine with combineAcrossRanks.
+// a barrier so every rank starts the batch together, then iters timed calls, and more (the same
+// number on every rank, from the slowest rank's time of the first iters) until the batch has
+// taken minSeconds. So the batch measures the schedule a long job runs. Local to this rank:
+// combine with combineAcrossRanks.
 Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
-                 int iters);
+                 int iters, double minSeconds = 0);
 
 // Every rank's value combined as -a asks (rank 0's, mean, min or max); the same on every rank.
 double combineAcrossRanks(hoopComm_t comm, double value, AverageMode mode);

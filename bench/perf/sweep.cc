@@ -23,8 +23,8 @@ uint64_t checkSeed(hoopDataType_t type, hoopRedOp_t op, size_t bytes, bool inPla
 // the timed loop never pays for filling or comparing.
 PlacementResult measure(const Bench& bench, const CallSpec& call, size_t rowBytes, uint64_t seed) {
   const Options& options = bench.options;
-  const Timing timing =
-      timeCalls(bench.comm, call, bench.buffers, options.warmupIters, options.iters);
+  const Timing timing = timeCalls(bench.comm, call, bench.buffers, options.warmupIters,
+                                  options.iters, options.minSeconds);
   PlacementResult result;
   result.timeUs = combineAcrossRanks(bench.comm, timing.usPerIteration, options.average);
   result.algBwGBs = bandwidthGBs(rowBytes, result.timeUs);

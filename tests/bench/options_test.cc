@@ -89,6 +89,12 @@ TEST(Options, LongFlagsWithSpaceOrEquals) {
   EXPECT_EQ(o.average, AverageMode::kMin);
 }
 
+TEST(Options, MinimumSecondsEitherWay) {
+  EXPECT_EQ(parseOk({"allreduce"}).minSeconds, 0.0);
+  EXPECT_EQ(parseOk({"allreduce", "-m", "0.25"}).minSeconds, 0.25);
+  EXPECT_EQ(parseOk({"allreduce", "--min_seconds=2"}).minSeconds, 2.0);
+}
+
 TEST(Options, AttachedShortValues) {
   const Options o = parseOk({"allreduce", "-b8", "-e64K", "-dhalf"});
   EXPECT_EQ(o.minBytes, 8u);
@@ -159,6 +165,10 @@ TEST(Options, ValueErrors) {
   EXPECT_EQ(parseError({"allreduce", "-r", "-1"}),
             "-r: '-1' is not a whole number from 0 to 1000000000");
   EXPECT_EQ(parseError({"allreduce", "-a", "4"}), "-a: '4' is not a whole number from 0 to 3");
+  for (const char* bad : {"-1", "x", "3601", "0.2s", "", "nan"}) {
+    EXPECT_EQ(parseError({"allreduce", "-m", bad}),
+              std::string("-m: '") + bad + "' is not a number of seconds from 0 to 3600");
+  }
   EXPECT_EQ(parseError({"allreduce", "-c", "yes"}), "-c: 'yes' is not 0 or 1");
   EXPECT_EQ(parseError({"allreduce", "-z", "2"}), "-z: '2' is not 0 or 1");
   EXPECT_NE(parseError({"allreduce", "-d", "fp8"}).find("unknown datatype 'fp8'"),
