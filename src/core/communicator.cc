@@ -189,11 +189,6 @@ void Communicator::adaptToCores() {
     log(LogLevel::kInfo, LogSubsys::kInit, rank_, localSize_, " ranks share ", cores,
         " core(s) on this host: waits yield at once instead of spinning (HOOP_SPIN_US overrides)");
   }
-  // Where every rank has a core, waits spin for tens of microseconds and rarely sleep: the sleep
-  // handshake's fence goes to the sleeper (ShmOptions::forcedFences), off the path of every
-  // message (2 ranks, 8-128 B: 0.46-0.62 us a call against 0.62-0.68). Where ranks share cores
-  // they sleep at nearly every wait, and a forced fence interrupts the other core each time.
-  if (shareCores) config_.shm.forcedFences = false;
   // Each rank spreads its messages over one ring's worth of slot bytes in all, split among its
   // local peers, so the lines all ranks cycle through stay a bounded share of the shared cache.
   if (!config_.shm.spreadSetByUser && localSize_ > 1) {

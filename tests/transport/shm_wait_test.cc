@@ -2,8 +2,6 @@
 // The waiting loop below is the one the communicator runs, reduced to one connection.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "shm_test_util.h"
 #include "transport/shm/futex.h"
 
@@ -41,33 +39,24 @@ Sleeps runSleeping(ShmConnection& connection, std::chrono::milliseconds sleepLim
   return sleeps;
 }
 
-ShmOptions smallRing(bool forcedFences = true) {
+ShmOptions smallRing() {
   ShmOptions options;
   options.slots = 1;
   options.slotBytes = 4096;
   options.useCma = false;
-  options.forcedFences = forcedFences;
   return options;
 }
 
-// Both ways of the sleep handshake: the sleeper forces the fence (membarrier), or each wake-up
-// carries its own.
-class ShmSleep : public ::testing::TestWithParam<bool> {};
-INSTANTIATE_TEST_SUITE_P(Fences, ShmSleep, ::testing::Values(true, false), [](const auto& test) {
-  return std::string(test.param ? "Forced" : "EachWakeUp");
-});
-
-TEST_P(ShmSleep, SleepingReceiverIsWokenBySender) {
-  auto pair =
-      connectPair(smallRing(GetParam()), smallRing(GetParam()),
-                  [](ShmConnection& connection, SocketSetupChannel& channel) {
-                    channel.recvU64();  // the parent is about to sleep
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // and now it does
-                    uint64_t sentAt = monotonicNanos();
-                    connection.postSend(&sentAt, sizeof(sentAt), {OpKind::kSendRecv, 0});
-                    driveUntilIdle(connection);
-                    channel.recvU64();
-                  });
+TEST(ShmWait, SleepingReceiverIsWokenBySender) {
+  auto pair = connectPair(
+      smallRing(), smallRing(), [](ShmConnection& connection, SocketSetupChannel& channel) {
+        channel.recvU64();                                           // the parent is about to sleep
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // and now it does
+        uint64_t sentAt = monotonicNanos();
+        connection.postSend(&sentAt, sizeof(sentAt), {OpKind::kSendRecv, 0});
+        driveUntilIdle(connection);
+        channel.recvU64();
+      });
   uint64_t sentAt = 0;
   pair.connection->postRecv(&sentAt, sizeof(sentAt), {OpKind::kSendRecv, 0});
   pair.channel().sendU64(1);
@@ -84,20 +73,19 @@ TEST_P(ShmSleep, SleepingReceiverIsWokenBySender) {
   EXPECT_EQ(child.status, 0) << child.report;
 }
 
-TEST_P(ShmSleep, SleepingSenderIsWokenByRelease) {
-  auto pair =
-      connectPair(smallRing(GetParam()), smallRing(GetParam()),
-                  [](ShmConnection& connection, SocketSetupChannel& channel) {
-                    channel.recvU64();  // the parent's ring is full and it is about to sleep
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                    std::vector<uint8_t> in(2 * 4096);
-                    connection.postRecv(in.data(), 4096, {OpKind::kSendRecv, 0});
-                    connection.postRecv(in.data() + 4096, 4096, {OpKind::kSendRecv, 1});
-                    uint64_t releasedAt = monotonicNanos();
-                    driveUntilIdle(connection);
-                    channel.sendU64(releasedAt);
-                    channel.recvU64();
-                  });
+TEST(ShmWait, SleepingSenderIsWokenByRelease) {
+  auto pair = connectPair(
+      smallRing(), smallRing(), [](ShmConnection& connection, SocketSetupChannel& channel) {
+        channel.recvU64();  // the parent's ring is full and it is about to sleep
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::vector<uint8_t> in(2 * 4096);
+        connection.postRecv(in.data(), 4096, {OpKind::kSendRecv, 0});
+        connection.postRecv(in.data() + 4096, 4096, {OpKind::kSendRecv, 1});
+        uint64_t releasedAt = monotonicNanos();
+        driveUntilIdle(connection);
+        channel.sendU64(releasedAt);
+        channel.recvU64();
+      });
   std::vector<uint8_t> out(2 * 4096, 1);
   ShmConnection& connection = *pair.connection;
   connection.postSend(out.data(), 4096, {OpKind::kSendRecv, 0});
@@ -112,40 +100,6 @@ TEST_P(ShmSleep, SleepingSenderIsWokenByRelease) {
   EXPECT_GE(sleeps.longest, std::chrono::milliseconds(10)) << "never really slept";
   EXPECT_LT(std::chrono::nanoseconds(sleeps.lastWokenAt - releasedAt),
             std::chrono::milliseconds(500));  // woken by the release, not the 2 s limit
-  ChildResult child = pair.child->join();
-  EXPECT_EQ(child.status, 0) << child.report;
-}
-
-// Both sides sleep whenever nothing moves, and every message must wake its receiver: a wake-up
-// lost in the handshake's race leaves a sleep to run into its 2 s limit. The race needs a publish
-// just as the peer decides to sleep, so the child sends a stream through one slot after spins of
-// random length around a sleep's set-up time; each side waits on the other's publish or release.
-// One side may force fences and the other not: each forces only for a peer that skips its own.
-TEST_P(ShmSleep, StreamBetweenSleepersLosesNoWakeUp) {
-  constexpr uint64_t kMessages = 10000;
-  const auto limit = std::chrono::seconds(2);
-  auto pair = connectPair(smallRing(GetParam()), smallRing(true),
-                          [=](ShmConnection& connection, SocketSetupChannel& channel) {
-                            std::mt19937 random(7);
-                            for (uint64_t i = 0; i < kMessages; ++i) {
-                              const uint64_t until = monotonicNanos() + random() % 4000;
-                              while (monotonicNanos() < until) {
-                              }
-                              connection.postSend(&i, sizeof(i), {OpKind::kSendRecv, 0});
-                              require(!runSleeping(connection, limit).timedOut,
-                                      "child slept through a release");
-                            }
-                            channel.recvU64();
-                          });
-  int timeouts = 0;
-  for (uint64_t i = 0; i < kMessages && timeouts == 0; ++i) {
-    uint64_t value = ~0ull;
-    pair.connection->postRecv(&value, sizeof(value), {OpKind::kSendRecv, 0});
-    if (runSleeping(*pair.connection, limit).timedOut) ++timeouts;
-    ASSERT_EQ(value, i) << "message " << i;
-  }
-  pair.channel().sendU64(1);
-  EXPECT_EQ(timeouts, 0) << "a sleep ran into its limit: lost wake-up";
   ChildResult child = pair.child->join();
   EXPECT_EQ(child.status, 0) << child.report;
 }

@@ -7,7 +7,6 @@
 #include "core/error.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/futex.h"
-#include "transport/shm/remote_fence.h"
 
 namespace hoop {
 
@@ -24,8 +23,6 @@ ShmConnection::ShmConnection(Setup setup)
       peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
       spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmCacheLine * kShmCacheLine),
       slotCursor_(setup.slots, 0),
-      joinedForcedFences_(setup.joinedForcedFences),
-      peerJoinedForcedFences_(setup.peerJoinedForcedFences),
       livenessInterval_(setup.livenessInterval) {}
 
 ShmConnection::~ShmConnection() {
@@ -117,18 +114,11 @@ void ShmConnection::wakePeerIfSleeping() {
   // FUTEX_WAIT on the stale value then returns at once.
   word.store(word.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   // Dekker handshake with announceSleep(): we store (count, word) then read sleepRequests; the
-  // sleeper stores sleepRequests then reads the word (in FUTEX_WAIT). With a full fence between
-  // each side's store and load, at least one of us sees the other's store: either its FUTEX_WAIT
-  // sees the new word and does not sleep, or we see its request and wake it. No lost wake-up,
-  // and no system call unless the peer asked for one. Having joined forced fences, this side's
-  // fence is the one the sleeper forces on our CPU before it reads the word; then only the
-  // compiler must keep the load after the stores. The fence would wait here for the counter's
-  // store to reach the peer's spinning core, on every publish and release.
-  if (joinedForcedFences_) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  } else {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  }
+  // sleeper stores sleepRequests then reads the word (in FUTEX_WAIT). With a full fence on each
+  // side at least one of us sees the other's store: either its FUTEX_WAIT sees the new word and
+  // does not sleep, or we see its request and wake it. No lost wake-up, and no system call unless
+  // the peer asked for one.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t requests = peerControl().state.sleepRequests.load(std::memory_order_relaxed);
   if (requests == peerSleepRequestsWoken_) return;
   peerSleepRequestsWoken_ = requests;  // one wake per announced sleep
@@ -138,11 +128,8 @@ void ShmConnection::wakePeerIfSleeping() {
 void ShmConnection::announceSleep() const {
   std::atomic<uint32_t>& requests = self().state.sleepRequests;
   requests.store(requests.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  // Pairs with the fence in the peer's wakePeerIfSleeping() (see there), or stands in for it.
+  // Pairs with the fence in the peer's wakePeerIfSleeping() (see there).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // A barrier the kernel refuses (it may, for want of memory) costs at most one late wake-up:
-  // every sleep on the word is cut into slices of 20 ms or less, after which the waiter looks.
-  if (peerJoinedForcedFences_) (void)forceFenceOnJoinedProcesses();
 }
 
 void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) const {

@@ -45,10 +45,6 @@ class ShmConnection : public Connection {
     size_t peerCmaThresholdBytes = 0;
     std::chrono::milliseconds livenessInterval{10};
     size_t spreadBytes = 0;  // ShmOptions::spreadBytes
-    // The sleep handshake's fence (wakePeerIfSleeping, announceSleep): this side joined forced
-    // fences, so its wake-ups need none; the peer joined, so this side forces one before sleeping.
-    bool joinedForcedFences = false;
-    bool peerJoinedForcedFences = false;
   };
 
   explicit ShmConnection(Setup setup);
@@ -232,8 +228,6 @@ class ShmConnection : public Connection {
   uint64_t consumed_ = 0;           // = self().released: next inbound position to read
   uint64_t peerPublishedSeen_ = 0;  // <= peerControl().published
   uint32_t peerSleepRequestsWoken_ = 0;
-  bool joinedForcedFences_;
-  bool peerJoinedForcedFences_;
 
   struct Peek {
     bool active = false;  // a slot is lent out through peekRecv

@@ -45,12 +45,6 @@ struct ShmOptions {
   // -1 leaves placement to the kernel (first touch).
   int numaNode = -1;
 
-  // Whether this side joins forced fences (remote_fence.h) so that its wake-ups go without a
-  // fence of their own; off, or where the kernel refuses, the peer keeps no forced fence for it
-  // and each of its wake-ups carries a fence. The communicator turns it off where ranks share
-  // cores (they sleep at nearly every wait); tests, to run both ways of the sleep handshake.
-  bool forcedFences = true;
-
   // Where shm_open puts segments, for the free-space check (glibc: /dev/shm).
   std::string shmDirectory = "/dev/shm";
   // Tests only: free bytes the check demands instead of the segment's size (0: the real need).

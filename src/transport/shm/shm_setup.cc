@@ -15,13 +15,12 @@
 #include "core/wire.h"
 #include "topology/memory_binding.h"
 #include "transport/shm/cma.h"
-#include "transport/shm/remote_fence.h"
 
 namespace hoop {
 namespace {
 
 constexpr uint32_t kSetupMagic = 0x4d485348;  // "HSHM"
-constexpr uint8_t kSetupVersion = 2;
+constexpr uint8_t kSetupVersion = 1;
 constexpr uint32_t kMaxSetupMessage = 16 << 10;
 constexpr size_t kMaxSlots = 4096;
 constexpr size_t kMaxSlotBytes = size_t{1} << 30;
@@ -47,7 +46,6 @@ struct Hello {
   bool useCma = false;
   uint64_t cmaThresholdBytes = 0;
   bool canReadPeer = false;
-  bool joinedForcedFences = false;  // remote_fence.h: this process's wake-ups need no fence
 };
 
 void sendFramed(SetupChannel& channel, const WireWriter& body) {
@@ -89,7 +87,6 @@ void sendHello(SetupChannel& channel, const Hello& hello) {
   out.u8(hello.useCma ? 1 : 0);
   out.u64(hello.cmaThresholdBytes);
   out.u8(hello.canReadPeer ? 1 : 0);
-  out.u8(hello.joinedForcedFences ? 1 : 0);
   sendFramed(channel, out);
 }
 
@@ -117,7 +114,6 @@ Hello recvHello(SetupChannel& channel) {
   hello.useCma = in.u8() != 0;
   hello.cmaThresholdBytes = in.u64();
   hello.canReadPeer = in.u8() != 0;
-  hello.joinedForcedFences = in.u8() != 0;
   return hello;
 }
 
@@ -144,7 +140,6 @@ void describeSelf(Hello& hello, const ShmOptions& options, const Secret& probe) 
   hello.probeValue = probe.bytes;
   hello.useCma = options.useCma;
   hello.cmaThresholdBytes = options.cmaThresholdBytes;
-  hello.joinedForcedFences = options.forcedFences && joinForcedFences();
 }
 
 // 0 when this process could read the peer's probe bytes with process_vm_readv, else the errno
@@ -283,8 +278,6 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
   setup.peerCmaThresholdBytes = theirs.cmaThresholdBytes;
   setup.livenessInterval = options.livenessInterval;
   setup.spreadBytes = options.spreadBytes;
-  setup.joinedForcedFences = mine.joinedForcedFences;
-  setup.peerJoinedForcedFences = theirs.joinedForcedFences;
   // A pid is the peer's if we read our probe back through it, or if both share a pid namespace.
   bool samePidNamespace = mine.pidNamespaceInode != 0 &&
                           mine.pidNamespaceInode == theirs.pidNamespaceInode &&
@@ -310,9 +303,7 @@ std::unique_ptr<ShmConnection> connectShm(int selfRank, int peerRank, std::strin
                                : "messages spread across each slot's first " +
                                      kibibytes(std::min(options.spreadBytes, slotBytes)),
       "; sending: ", cmaText(setup.sendViaCma, true),
-      "; receiving: ", cmaText(setup.recvViaCma, false), "; wake-ups ",
-      setup.joinedForcedFences ? "without a fence (a sleeping peer forces one by membarrier)"
-                               : "behind a fence each");
+      "; receiving: ", cmaText(setup.recvViaCma, false));
 
   setup.segment = std::move(segment);
   return std::make_unique<ShmConnection>(std::move(setup));
