@@ -8,9 +8,9 @@
 #   bench/compare/run.sh --build DIR --ranks 4 ...    there, from a checkout of the same commit
 #   bench/compare/tuner_table.py --build DIR ...
 #
-# Both scripts put DIR/lib on LD_LIBRARY_PATH when it exists. OpenMPI is not packed (its mpirun
-# needs its plugins and help files where it was installed): the MPI columns stay empty there
-# unless that machine has mpirun.
+# Both scripts put DIR/lib on LD_LIBRARY_PATH when it exists. Where the MPI peer bench was built,
+# this machine's OpenMPI goes into DIR/openmpi (pack-openmpi.sh), and run.sh uses that copy, so
+# the MPI columns fill on a machine without OpenMPI too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 DIR [BUILD_DIR]" >&2; exit 2; }
@@ -24,6 +24,9 @@ for program in hooprun hoop-perf gloo_allreduce_bench mpi_allreduce_bench; do
   strip --strip-debug -o "$dir/bin/$program" "$build/bin/$program"
   tools/bundle-libs.sh "$dir/lib" "$build/bin/$program"
 done
+if [ -x "$dir/bin/mpi_allreduce_bench" ]; then
+  bench/compare/pack-openmpi.sh "$dir/openmpi"
+fi
 printf 'packed from %s at %s on %s\n' "$build" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   "$(hostname)" >"$dir/PACKED"
 du -sh "$dir"

@@ -81,6 +81,9 @@ build=$(cd "$build" && pwd)
 bin=$build/bin
 # A tree made by pack.sh carries the shared libraries its programs need.
 [[ -d $build/lib ]] && export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# ... and the OpenMPI that pack-openmpi.sh copied beside them, ahead of any on this machine.
+# shellcheck source=/dev/null
+[[ -f $build/openmpi/env.sh ]] && source "$build/openmpi/env.sh"
 
 [[ -n $out ]] || out=$script_dir/out/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
