@@ -177,7 +177,9 @@ hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, 
 /* hoop extension: *settled = 1 when that schedule is fixed for such calls from now on, 0 while
  * hoop is still timing the schedules it cannot tell apart on the first calls of their size
  * class (HOOP_TUNE_TRIAL). The same on every rank after the same calls; a benchmark that wants
- * the steady state runs calls until it reads 1. */
+ * the steady state runs calls until it reads 1, which calls of one size reach after at most
+ * HOOP_MOST_CALLS_TO_SETTLE of them. */
+#define HOOP_MOST_CALLS_TO_SETTLE 16720
 hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                      hoopDataType_t datatype, int* settled);
 

@@ -129,6 +129,22 @@ ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args) {
   return trial.phase == ScheduleTrial::Phase::kSettled ? nullptr : &trial;
 }
 
+// Whether the call can be the trial's next: at its size, and its next candidate serves the call.
+bool trialCanUse(const Communicator& comm, const CollectiveArgs& args, const ScheduleTrial& trial) {
+  return trial.bytes == args.bytes() && fits(*trial.candidates[trial.nextCandidate()], comm, args);
+}
+
+// Starts the class's trial over at this call's size (see kCallsBeforeTrialMoves); null when the
+// model prices fewer than two schedules close together there, which settles the class at once.
+ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, ScheduleTrial& trial) {
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), opKindName(args.kind), " of ", args.bytes(),
+      " bytes: the last ", trial.callsPassedBy,
+      " calls of its size class could not serve the trial ", "at ", trial.bytes,
+      " bytes; it starts over at ", args.bytes(), " bytes");
+  trial = ScheduleTrial{};
+  return unsettledTrial(comm, args);
+}
+
 // Runs `schedule` on the call, in pieces of `pieceBytes` (0: HOOP_CHUNK_SIZE's).
 void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
                  size_t pieceBytes) {
@@ -193,8 +209,12 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   }
   const AlgorithmEntry* forced = forcedFor(comm, args);
   ScheduleTrial* trial = forced == nullptr && trialsOn(comm) ? unsettledTrial(comm, args) : nullptr;
-  if (trial != nullptr && trial->bytes == args.bytes() &&
-      fits(*trial->candidates[trial->nextCandidate()], comm, args)) {
+  if (trial != nullptr && !trialCanUse(comm, args, *trial) &&
+      ++trial->callsPassedBy >= kCallsBeforeTrialMoves) {
+    trial = moveTrial(comm, args, *trial);
+  }
+  if (trial != nullptr && trialCanUse(comm, args, *trial)) {
+    trial->callsPassedBy = 0;
     runTrialCall(comm, args, *trial);
     return;
   }

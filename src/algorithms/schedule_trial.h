@@ -62,6 +62,7 @@
 
 #include "core/function_ref.h"
 #include "core/types.h"
+#include "hoop/hoop.h"
 #include "transport/connection.h"
 
 namespace hoop {
@@ -137,9 +138,22 @@ inline constexpr size_t kMostConfirmCalls = 4096;
 // Runs of consecutive calls a confirmation's figure is the median of (fewer when fewer calls).
 inline constexpr size_t kConfirmRuns = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
-// The most calls before a class settles: the trial, then every candidate confirmed in a row.
+// A trial times its candidates at the size of its class's first call; calls of the class at other
+// sizes get the model's pick meanwhile. A size called once (a job's one-off call that happened to
+// open the class) would then hold the trial for good, and the size the job loops on would never
+// be timed: hoop-perf's own reduction of its 20 iteration times (160 bytes) opened the 128-255
+// byte class before its 128-byte rows, which then ran the model's pick, unsettled. So after
+// kCallsBeforeTrialMoves calls of the class in a row that the trial could not use, it starts over
+// at the size of the call in hand; a job that alternates sizes within a class still gives the
+// first one a call every few.
+inline constexpr size_t kCallsBeforeTrialMoves = 64;
+// The most calls of one size before its class settles: the trial may first have to leave another
+// size, then it runs, then every candidate is confirmed in a row. hoop.h promises it to tools as
+// HOOP_MOST_CALLS_TO_SETTLE.
 inline constexpr size_t kMostCallsToSettle =
-    kMostTrialCalls + kMaxTrialCandidates * kMostConfirmCalls;
+    kCallsBeforeTrialMoves + kMostTrialCalls + kMaxTrialCandidates * kMostConfirmCalls;
+static_assert(kMostCallsToSettle == HOOP_MOST_CALLS_TO_SETTLE,
+              "the trial's longest settling changed: change HOOP_MOST_CALLS_TO_SETTLE in hoop.h");
 
 // The candidates among schedules with these predictions (nullopt: the model does not price it,
 // or it cannot serve the call): indices, fastest first (ties: the lower index).
@@ -182,6 +196,7 @@ struct ScheduleTrial {
   size_t candidateCount = 0;
   TrialPlan plan{};
   size_t callsRun = 0;
+  size_t callsPassedBy = 0;  // calls of the class in a row the trial could not use
   // By candidate and round: the timed calls' microseconds, summed.
   std::array<std::array<double, kMaxTimedRounds>, kMaxTrialCandidates> timedUs{};
   // By candidate: the ranks' agreed figure, from the timed rounds, then from calls in a row.

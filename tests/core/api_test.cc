@@ -222,13 +222,13 @@ void runRanks(int nranks, Body body) {
 
 // hoop's timed choice (schedule_trial.h) at 2 KiB, where the model prices several schedules
 // close together: unsettled before the first call, settled on both ranks after the same number
-// of calls (at most kMostCallsToSettle), every sum exact meanwhile, and both ranks then name the
-// same schedule. Turned off, the model's pick is settled from the start. The model keeps its
-// default figures, which price several schedules within 2x of each other there; figures
-// measured on a loaded machine may price one far ahead, leaving nothing to time.
+// of calls (at most HOOP_MOST_CALLS_TO_SETTLE, as hoop.h promises), every sum exact meanwhile, and
+// both ranks then name the same schedule. Turned off, the model's pick is settled from the start.
+// The model keeps its default figures, which price several schedules within 2x of each other there;
+// figures measured on a loaded machine may price one far ahead, leaving nothing to time.
 TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
   constexpr size_t kCount = 512;
-  constexpr int kMostCalls = static_cast<int>(hoop::kMostCallsToSettle) + 1;
+  constexpr int kMostCalls = HOOP_MOST_CALLS_TO_SETTLE + 1;
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
   for (const bool trial : {true, false}) {
     setenv("HOOP_TUNE_TRIAL", trial ? "1" : "0", 1);
@@ -262,7 +262,7 @@ TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
       // The shortest trial: two candidates, bursts of two calls in a warm-up round and two
       // timed ones, then the fewest calls in a row.
       EXPECT_GE(callsToSettle[0], static_cast<int>(2 * 2 * 3 + hoop::kMinConfirmCalls));
-      EXPECT_LE(callsToSettle[0], static_cast<int>(hoop::kMostCallsToSettle));
+      EXPECT_LE(callsToSettle[0], HOOP_MOST_CALLS_TO_SETTLE);
     } else {
       EXPECT_EQ(callsToSettle[0], 0);
     }
@@ -271,6 +271,46 @@ TEST(Trial, BothRanksSettleOnOneScheduleAfterTheSameCalls) {
     EXPECT_STREQ(names[0], names[1]);
   }
   unsetenv("HOOP_TUNE_CALIBRATE");
+}
+
+// A class opened by one call at another size (3 KiB, then 2 KiB in a loop: both in 2048-4095
+// bytes) still settles on the loop's calls within HOOP_MOST_CALLS_TO_SETTLE: the trial leaves the
+// size nobody calls again (kCallsBeforeTrialMoves) and times the loop's. Every sum stays exact.
+TEST(Trial, AClassOpenedAtAnotherSizeSettlesOnTheSizeTheJobLoopsOn) {
+  constexpr size_t kOpeningCount = 768;  // 3 KiB of floats
+  constexpr size_t kLoopCount = 512;     // 2 KiB
+  setenv("HOOP_TUNE_CALIBRATE", "0", 1);
+  int callsToSettle[2] = {-1, -1};
+  runRanks(2, [&](hoopComm_t comm, int rank) {
+    std::vector<float> opening(kOpeningCount, static_cast<float>(rank + 1));
+    ASSERT_EQ(hoopAllReduce(opening.data(), opening.data(), kOpeningCount, hoopFloat32, hoopSum,
+                            comm, nullptr),
+              hoopSuccess)
+        << hoopGetLastError(comm);
+    ASSERT_EQ(opening.back(), 3.0f);
+    int settled = -1;
+    ASSERT_EQ(hoopCommScheduleSettled(comm, hoopCollAllReduce, kLoopCount, hoopFloat32, &settled),
+              hoopSuccess);
+    ASSERT_EQ(settled, 0) << "the 3 KiB call opened no trial: the test shows nothing";
+    int calls = 0;
+    for (; settled == 0 && calls <= HOOP_MOST_CALLS_TO_SETTLE; ++calls) {
+      std::vector<float> data(kLoopCount, static_cast<float>(rank + 1 + calls));
+      ASSERT_EQ(
+          hoopAllReduce(data.data(), data.data(), kLoopCount, hoopFloat32, hoopSum, comm, nullptr),
+          hoopSuccess)
+          << hoopGetLastError(comm);
+      ASSERT_EQ(data.back(), static_cast<float>(3 + 2 * calls)) << "rank " << rank;
+      ASSERT_EQ(hoopCommScheduleSettled(comm, hoopCollAllReduce, kLoopCount, hoopFloat32, &settled),
+                hoopSuccess);
+    }
+    callsToSettle[rank] = settled != 0 ? calls : -1;
+  });
+  unsetenv("HOOP_TUNE_CALIBRATE");
+  EXPECT_GT(callsToSettle[0], 0) << "not settled within HOOP_MOST_CALLS_TO_SETTLE";
+  EXPECT_LE(callsToSettle[0], HOOP_MOST_CALLS_TO_SETTLE);
+  EXPECT_EQ(callsToSettle[0], callsToSettle[1]);
+  // The trial had to leave the 3 KiB size first.
+  EXPECT_GE(callsToSettle[0], static_cast<int>(hoop::kCallsBeforeTrialMoves));
 }
 
 TEST(Mismatch, DifferentCountsAreInvalidUsageOnBothRanks) {
