@@ -66,7 +66,11 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
 
   foldInRankOrder(args, n, [&](size_t r) { return inputs[r]; });
   for (size_t r = 0; r < n; ++r) {
-    if (r != me) peers[r]->releaseEager();
+    if (r == me) continue;
+    peers[r]->releaseEager();
+    // Only now the check for a peer that slept waiting for our message: by this time our stores
+    // have long reached it, so the fence costs little (see ShmConnection::finishWakeUp).
+    peers[r]->finishWakeUp();
   }
 }
 

@@ -60,8 +60,9 @@ class Connection {
   // Moves what it can without blocking; true when anything moved. Throws hoop::Error naming the
   // peer when the connection fails or a message does not match what was posted.
   virtual bool progress() = 0;
-  // Descriptors to sleep on while it has work pending.
-  virtual void addWaitFds(std::vector<pollfd>& fds) const = 0;
+  // Descriptors to sleep on while it has work pending. The caller sleeps next, so a connection
+  // may first finish what it owes the peer (a shared-memory wake-up).
+  virtual void addWaitFds(std::vector<pollfd>& fds) = 0;
   // Shared-memory transports: a 32-bit word that changes (and is futex-woken) whenever this
   // connection may be able to make progress; nullptr for transports that sleep on fds.
   // To sleep on it: load it (acquire) before the progress() pass that found nothing to do, then

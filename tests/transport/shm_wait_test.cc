@@ -2,6 +2,8 @@
 // The waiting loop below is the one the communicator runs, reduced to one connection.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "shm_test_util.h"
 #include "transport/shm/futex.h"
 
@@ -124,6 +126,95 @@ TEST(ShmWait, UnannouncedSleeperIsNotWoken) {
   EXPECT_TRUE(sleeps.timedOut) << "woken although no sleep was announced";
   driveUntilIdle(*pair.connection);
   EXPECT_EQ(value, 42u);
+  ChildResult child = pair.child->join();
+  EXPECT_EQ(child.status, 0) << child.report;
+}
+
+// Eager exchanges (the one-shot allreduce's) between two sides that sleep whenever the peer's
+// message is not there yet, each pass in the order the communicator's wait runs it: snapshot the
+// word, progress, send and look, then announce the sleep and sleep. A send leaves its wake-up
+// owed (ShmConnection::finishWakeUp), so each side must finish it before it sleeps; otherwise
+// both can end up asleep, each waiting for the message the other just sent. Counts this side's
+// sleeps in `sleeps`; a sleep that runs into its 5 s limit is a lost wake-up (thrown).
+void exchangeWhileSleeping(ShmConnection& connection, int direction, size_t messages,
+                           size_t& sleeps) {
+  for (size_t m = 0; m < messages; ++m) {
+    const ShmConnection::EagerCall call{
+        {OpKind::kAllReduce, static_cast<uint32_t>(m)}, DataType::kUint64, RedOp::kSum, 1, 8};
+    const uint64_t mine = 2 * m + static_cast<uint64_t>(direction);
+    bool sent = false;
+    const void* theirs = nullptr;
+    while (true) {
+      const uint32_t seen = connection.waitWord()->load(std::memory_order_acquire);
+      connection.progress();
+      if (!sent) sent = connection.tryEagerSend(&mine, call);
+      if (theirs == nullptr) theirs = connection.peekEager(call);
+      if (sent && theirs != nullptr) break;
+      std::vector<pollfd> fds;
+      connection.addWaitFds(fds);
+      ++sleeps;
+      if (!futexWaitShared(*connection.waitWord(), seen, std::chrono::seconds(5))) {
+        throw std::runtime_error("side " + std::to_string(direction) + ", message " +
+                                 std::to_string(m) + ": asleep for 5 s: a lost wake-up");
+      }
+    }
+    uint64_t got = 0;
+    std::memcpy(&got, theirs, sizeof(got));
+    if (got != 2 * m + static_cast<uint64_t>(1 - direction)) {
+      throw std::runtime_error("message " + std::to_string(m) + ": got " + std::to_string(got));
+    }
+    connection.releaseEager();
+    connection.finishWakeUp();
+  }
+}
+
+TEST(ShmWait, EagerExchangesBetweenSleepersLoseNoWakeUp) {
+  constexpr size_t kMessages = 10000;
+  ShmOptions options;
+  auto pair = connectPair(options, options, [](ShmConnection& connection, SocketSetupChannel&) {
+    size_t sleeps = 0;
+    exchangeWhileSleeping(connection, 1, kMessages, sleeps);
+  });
+  size_t sleeps = 0;
+  ASSERT_NO_THROW(exchangeWhileSleeping(*pair.connection, 0, kMessages, sleeps));
+  EXPECT_GT(sleeps, 0u) << "never slept: the test did not exercise the sleep path";
+  std::cout << "slept " << sleeps << " times in " << kMessages << " exchanges\n";
+  ChildResult child = pair.child->join(std::chrono::seconds(60));
+  EXPECT_EQ(child.status, 0) << child.report;
+}
+
+// An eager send leaves its wake-up owed: a peer already asleep on the message stays asleep
+// until finishWakeUp(), and is woken by it, not by its sleep's limit.
+TEST(ShmWait, EagerSendWakesASleeperAtFinishWakeUp) {
+  const ShmConnection::EagerCall call{
+      {OpKind::kAllReduce, 0}, DataType::kUint64, RedOp::kSum, 1, 8};
+  auto pair = connectPair(
+      ShmOptions{}, ShmOptions{}, [&](ShmConnection& connection, SocketSetupChannel& channel) {
+        const uint32_t seen = connection.waitWord()->load(std::memory_order_acquire);
+        require(connection.peekEager(call) == nullptr, "the message is there before it was sent");
+        std::vector<pollfd> fds;
+        connection.addWaitFds(fds);
+        channel.sendU64(1);  // about to sleep
+        const bool woken = futexWaitShared(*connection.waitWord(), seen, std::chrono::seconds(3));
+        channel.sendU64(woken ? monotonicNanos() : 0);
+        const void* data = connection.peekEager(call);
+        require(data != nullptr, "woken, but the message is not there");
+        uint64_t value = 0;
+        std::memcpy(&value, data, sizeof(value));
+        require(value == 42, "message holds " + std::to_string(value));
+        connection.releaseEager();
+      });
+  ShmConnection& connection = *pair.connection;
+  pair.channel().recvU64();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the child is asleep by now
+  const uint64_t value = 42;
+  ASSERT_TRUE(connection.tryEagerSend(&value, call));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const uint64_t finishedAt = monotonicNanos();
+  connection.finishWakeUp();
+  const uint64_t wokenAt = pair.channel().recvU64();
+  EXPECT_NE(wokenAt, 0u) << "the sleeper ran into its 3 s limit: finishWakeUp did not wake it";
+  EXPECT_GE(wokenAt, finishedAt) << "woken by the send itself: its wake-up was not left owed";
   ChildResult child = pair.child->join();
   EXPECT_EQ(child.status, 0) << child.report;
 }

@@ -67,6 +67,10 @@ bool ShmConnection::progress() {
   } else if (workPending()) {
     checkPeerWhileIdle();
   }
+  // A pass that published or released finishes its wake-up at once. One left owed by an eager
+  // send waits for its exchange to end (see finishWakeUp), but not for more than a few idle
+  // passes: a peer asleep on that message cannot answer until it is woken.
+  if (moved || (wakeUpOwed_ && ++idlePassesOwed_ >= kIdlePassesBeforeWakeUp)) finishWakeUp();
   return moved;
 }
 
@@ -96,33 +100,46 @@ bool ShmConnection::acquireInboundSlot() {
 void ShmConnection::publishSlot() {
   // Release: the slot's header and data (plain stores) become visible no later than the count.
   self().published.value.store(++published_, std::memory_order_release);
-  wakePeerIfSleeping();
+  notifyPeer();
 }
 
 void ShmConnection::releaseSlot() {
   // Release: our reads of the slot (the copy-out, or process_vm_readv from the sender's buffer)
   // are done before the peer can see the position free and overwrite it or reuse its buffer.
   self().released.value.store(++consumed_, std::memory_order_release);
-  wakePeerIfSleeping();
+  notifyPeer();
 }
 
-void ShmConnection::wakePeerIfSleeping() {
+void ShmConnection::notifyPeer() {
   std::atomic<uint32_t>& word = peerControl().wake.value;
   // Only this side writes the peer's word, so load + store is a race-free increment without a
   // locked instruction. Bumping it on every event (not only for sleepers) is what lets a waiter
   // load it before its last progress() pass: any event after that load changes the word, and
   // FUTEX_WAIT on the stale value then returns at once.
   word.store(word.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-  // Dekker handshake with announceSleep(): we store (count, word) then read sleepRequests; the
-  // sleeper stores sleepRequests then reads the word (in FUTEX_WAIT). With a full fence on each
-  // side at least one of us sees the other's store: either its FUTEX_WAIT sees the new word and
-  // does not sleep, or we see its request and wake it. No lost wake-up, and no system call unless
-  // the peer asked for one.
+  wakeUpOwed_ = true;
+}
+
+void ShmConnection::finishWakeUp() {
+  if (!wakeUpOwed_) return;
+  wakeUpOwed_ = false;
+  idlePassesOwed_ = 0;
+  // Dekker handshake with announceSleep(): we stored (count, word) and now read sleepRequests;
+  // the sleeper stores sleepRequests then reads the word (in FUTEX_WAIT). With a full fence on
+  // each side at least one of us sees the other's store: either its FUTEX_WAIT sees the new word
+  // and does not sleep, or we see its request and wake it. No lost wake-up, and no system call
+  // unless the peer asked for one. Whatever this rank did between the stores and this fence does
+  // not weaken the argument; it only delays the wake of a peer that is already asleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t requests = peerControl().state.sleepRequests.load(std::memory_order_relaxed);
   if (requests == peerSleepRequestsWoken_) return;
   peerSleepRequestsWoken_ = requests;  // one wake per announced sleep
-  futexWakeShared(word);
+  futexWakeShared(peerControl().wake.value);
+}
+
+void ShmConnection::wakePeerIfSleeping() {
+  notifyPeer();
+  finishWakeUp();
 }
 
 void ShmConnection::announceSleep() const {
@@ -132,7 +149,9 @@ void ShmConnection::announceSleep() const {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) const {
+void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) {
+  // This rank may sleep next: first wake a peer that may be waiting on what we sent.
+  finishWakeUp();
   if (workPending()) announceSleep();
 }
 
@@ -234,6 +253,7 @@ uint64_t ShmConnection::publishSend(size_t bytes, FrameTag tag) {
   advanceSlotCursor(header.dataOffset, bytes);
   std::memcpy(layout_.header(side_, published_), &header, sizeof(header));
   publishSlot();
+  finishWakeUp();
   const uint64_t ticket = sends_.posted++;
   sends_.at(ticket) = SendOp{nullptr, bytes, tag, bytes};
   ++sendCursor_;
@@ -414,6 +434,7 @@ void ShmConnection::releasePeeked() {
   }
   peek_.active = false;
   releaseSlot();
+  finishWakeUp();
   // The message counts as one receive, posted and completed, so tickets keep matching the peer's.
   ++recvs_.posted;
   ++recvs_.completed;

@@ -60,9 +60,12 @@ class ShmConnection : public Connection {
   uint64_t sendsPosted() const override { return sends_.posted; }
   uint64_t recvsPosted() const override { return recvs_.posted; }
   size_t maxInFlight() const override { return kMaxInFlight; }
+  // Finishes the wake-up owed to the peer (finishWakeUp) when it moved anything, or when one has
+  // been owed for kIdlePassesBeforeWakeUp passes.
   bool progress() override;
-  // No descriptors; for shared memory this call means "I am about to sleep": see waitWord().
-  void addWaitFds(std::vector<pollfd>& fds) const override;
+  // No descriptors; for shared memory this call means "I am about to sleep": see waitWord(). It
+  // first finishes any wake-up owed to the peer.
+  void addWaitFds(std::vector<pollfd>& fds) override;
   // This side's futex word; the peer bumps it after every publish into our inbound ring and
   // every release in our outbound ring, and FUTEX_WAKEs it (shared) only when we announced a
   // sleep through addWaitFds(). Sleep protocol, free of lost wake-ups:
@@ -123,8 +126,20 @@ class ShmConnection : public Connection {
     }
   };
   // Writes the next eager message and returns true, or returns false at once while its buffer
-  // still holds a message the peer has not read (progress elsewhere, then call again).
+  // still holds a message the peer has not read (progress elsewhere, then call again). A sent
+  // message leaves its wake-up owed: call finishWakeUp() once the exchange is over, before
+  // returning from the call (waiting through progress() or addWaitFds() finishes it too).
   bool tryEagerSend(const void* data, const EagerCall& call);
+  // Every message and release ends in a wake-up of the peer in two halves: notifyPeer() bumps
+  // its wake word at once, and this, the Dekker check against a sleeping peer (a full fence,
+  // then its sleep requests, and FUTEX_WAKE if it asked), may come later. The fence waits until
+  // this rank's stores have reached the peer's core, about one cross-core transfer; left to the
+  // end of an exchange it overlaps this rank's own wait for the peer instead of adding to every
+  // small call (2 ranks over shm, 8-128 B: 0.66 to 0.49 us; bench/RESULTS.md, thirty-first
+  // pass). Until it runs, a peer that went to sleep in between is not woken, so it runs before
+  // this rank can sleep (addWaitFds) or leave the call, and progress() runs it after a few idle
+  // passes. Cheap when nothing is owed.
+  void finishWakeUp();
   // The next inbound eager message's data, once it has arrived (nullptr before), checked against
   // `call`: a peer in another collective is hoopInvalidUsage naming both calls. The pointer stays
   // valid and unchanged until releaseEager(). Throws, like progress(), when the peer is gone.
@@ -192,7 +207,8 @@ class ShmConnection : public Connection {
   bool acquireInboundSlot();
   void publishSlot();
   void releaseSlot();
-  void wakePeerIfSleeping();
+  void notifyPeer();
+  void wakePeerIfSleeping();  // notifyPeer(), then finishWakeUp() at once
   void announceSleep() const;
 
   ShmSlotHeader readInboundHeader() const;
@@ -228,6 +244,11 @@ class ShmConnection : public Connection {
   uint64_t consumed_ = 0;           // = self().released: next inbound position to read
   uint64_t peerPublishedSeen_ = 0;  // <= peerControl().published
   uint32_t peerSleepRequestsWoken_ = 0;
+  bool wakeUpOwed_ = false;      // notifyPeer() ran since the last finishWakeUp()
+  unsigned idlePassesOwed_ = 0;  // progress() passes that moved nothing while one was owed
+  // About a microsecond of a wait's spin: a spinning peer's answer to a small message comes
+  // sooner, and a sleeping peer's wake-up waits no longer.
+  static constexpr unsigned kIdlePassesBeforeWakeUp = 16;
 
   struct Peek {
     bool active = false;  // a slot is lent out through peekRecv

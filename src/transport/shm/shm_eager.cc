@@ -34,7 +34,9 @@ bool ShmConnection::tryEagerSend(const void* data, const EagerCall& call) {
   // them. The descriptor shares its line with nothing the reader writes.
   descriptor.number.store(number, std::memory_order_release);
   eagerSent_ = number;
-  wakePeerIfSleeping();
+  // The wake-up's fence waits until these stores reach the peer's core; finished later (see
+  // finishWakeUp), that wait overlaps this rank's wait for the peer's own message.
+  notifyPeer();
   return true;
 }
 

@@ -230,7 +230,7 @@ void TcpConnection::failIo(const char* verb, FrameTag tag, const char* prepositi
                    : ": " + errnoText(errnum));
 }
 
-void TcpConnection::addWaitFds(std::vector<pollfd>& fds) const {
+void TcpConnection::addWaitFds(std::vector<pollfd>& fds) {
   for (const Stream& stream : streams_) {
     short events = 0;
     if (stream.nextSend < sends_.posted) events |= POLLOUT;

@@ -51,7 +51,7 @@ class TcpConnection : public Connection {
   size_t maxInFlight() const override { return kMaxInFlight; }
   bool progress() override;
   std::optional<FrameTag> peekUnclaimed() override;
-  void addWaitFds(std::vector<pollfd>& fds) const override;
+  void addWaitFds(std::vector<pollfd>& fds) override;
 
   size_t streamCount() const { return streams_.size(); }
 
