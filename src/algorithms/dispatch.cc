@@ -139,7 +139,7 @@ bool trialCanUse(const Communicator& comm, const CollectiveArgs& args, const Sch
 ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, ScheduleTrial& trial) {
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), opKindName(args.kind), " of ", args.bytes(),
       " bytes: the last ", trial.callsPassedBy,
-      " calls of its size class could not serve the trial ", "at ", trial.bytes,
+      " calls of its size class could not serve the trial at ", trial.bytes,
       " bytes; it starts over at ", args.bytes(), " bytes");
   trial = ScheduleTrial{};
   return unsettledTrial(comm, args);

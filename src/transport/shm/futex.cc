@@ -61,9 +61,10 @@ bool futexWaitAnyShared(const std::vector<FutexWatch>& watches, std::chrono::nan
   }
 }
 
-void futexWakeShared(const std::atomic<uint32_t>& word) noexcept {
+int futexWakeShared(const std::atomic<uint32_t>& word) noexcept {
   // FUTEX_WAKE fails only for an unmapped or misaligned address, which the segment rules out.
-  futex(word, FUTEX_WAKE, INT_MAX, nullptr);
+  const long woken = futex(word, FUTEX_WAKE, INT_MAX, nullptr);
+  return woken > 0 ? static_cast<int>(woken) : 0;
 }
 
 }  // namespace hoop

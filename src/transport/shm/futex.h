@@ -26,8 +26,8 @@ struct FutexWatch {
 // timeout, true otherwise; callers re-check their condition either way.
 bool futexWaitAnyShared(const std::vector<FutexWatch>& watches, std::chrono::nanoseconds timeout);
 
-// Wakes every process sleeping on `word`. Cannot fail on a mapped word, so it is safe in
-// destructors.
-void futexWakeShared(const std::atomic<uint32_t>& word) noexcept;
+// Wakes every process sleeping on `word` and returns how many it woke (0 when none was asleep on
+// it yet). Cannot fail on a mapped word, so it is safe in destructors.
+int futexWakeShared(const std::atomic<uint32_t>& word) noexcept;
 
 }  // namespace hoop

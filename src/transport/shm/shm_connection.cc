@@ -133,8 +133,13 @@ void ShmConnection::finishWakeUp() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   uint32_t requests = peerControl().state.sleepRequests.load(std::memory_order_relaxed);
   if (requests == peerSleepRequestsWoken_) return;
-  peerSleepRequestsWoken_ = requests;  // one wake per announced sleep
-  futexWakeShared(peerControl().wake.value);
+  // One wake per announced sleep, counted only once it woke the peer. A sleeper announces, then
+  // enters FUTEX_WAIT on the word as it read it before its last pass; a wake that comes in
+  // between finds nobody, and the sleeper still sleeps if it had seen every bump so far. Counted
+  // anyway, that wake would have used up the announcement, and the next message's wake-up would
+  // have been skipped for good: two sleepers each waiting on what the other sent (the stream
+  // test under the thread sanitizer, whose slowness widens that gap, lost one in 3 runs of 6).
+  if (futexWakeShared(peerControl().wake.value) > 0) peerSleepRequestsWoken_ = requests;
 }
 
 void ShmConnection::wakePeerIfSleeping() {
