@@ -60,6 +60,7 @@ uint64_t ShmConnection::postRecv(void* data, size_t bytes, FrameTag tag) {
 }
 
 bool ShmConnection::progress() {
+  if (sleepAnnounced_) endSleep();
   bool moved = progressSends();
   moved |= progressRecvs();
   if (moved) {
@@ -131,7 +132,8 @@ void ShmConnection::finishWakeUp() {
   // unless the peer asked for one. Whatever this rank did between the stores and this fence does
   // not weaken the argument; it only delays the wake of a peer that is already asleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  uint32_t requests = peerControl().state.sleepRequests.load(std::memory_order_relaxed);
+  const auto& peer = peerControl().state;
+  const uint32_t requests = peer.sleepRequests.load(std::memory_order_relaxed);
   if (requests == peerSleepRequestsWoken_) return;
   // One wake per announced sleep, counted only once it woke the peer. A sleeper announces, then
   // enters FUTEX_WAIT on the word as it read it before its last pass; a wake that comes in
@@ -139,6 +141,9 @@ void ShmConnection::finishWakeUp() {
   // anyway, that wake would have used up the announcement, and the next message's wake-up would
   // have been skipped for good: two sleepers each waiting on what the other sent (the stream
   // test under the thread sanitizer, whose slowness widens that gap, lost one in 3 runs of 6).
+  // An announcement whose sleep has ended (the sleeper woke by itself) needs no wake; without
+  // that check every message after it would make a system call until the peer slept again.
+  if (peer.sleepsEnded.load(std::memory_order_relaxed) == requests) return;
   if (futexWakeShared(peerControl().wake.value) > 0) peerSleepRequestsWoken_ = requests;
 }
 
@@ -147,11 +152,20 @@ void ShmConnection::wakePeerIfSleeping() {
   finishWakeUp();
 }
 
-void ShmConnection::announceSleep() const {
+void ShmConnection::announceSleep() {
   std::atomic<uint32_t>& requests = self().state.sleepRequests;
   requests.store(requests.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  sleepAnnounced_ = true;
   // Pairs with the fence in the peer's wakePeerIfSleeping() (see there).
   std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void ShmConnection::endSleep() {
+  // Awake again, whether woken or not: the peer need not wake this announcement any more.
+  auto& state = self().state;
+  state.sleepsEnded.store(state.sleepRequests.load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
+  sleepAnnounced_ = false;
 }
 
 void ShmConnection::addWaitFds(std::vector<pollfd>& /*fds*/) {

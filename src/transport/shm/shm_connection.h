@@ -73,6 +73,7 @@ class ShmConnection : public Connection {
   //   ... progress() moved nothing ...             //   nothing to do
   //   addWaitFds(fds);                             // announces the sleeper (a full fence)
   //   futexWaitShared(*waitWord(), seen, timeout); // returns at once if the word moved since
+  //   progress();                                  // ends the announcement, woken or not
   const std::atomic<uint32_t>* waitWord() const override { return &self().wake.value; }
 
   // Zero-copy receive: reduce straight out of the slot instead of copying the message out.
@@ -209,7 +210,8 @@ class ShmConnection : public Connection {
   void releaseSlot();
   void notifyPeer();
   void wakePeerIfSleeping();  // notifyPeer(), then finishWakeUp() at once
-  void announceSleep() const;
+  void announceSleep();
+  void endSleep();  // the first progress() after a sleep: see ShmSideControl::state
 
   ShmSlotHeader readInboundHeader() const;
   void checkHeader(const ShmSlotHeader& header, const RecvOp& op) const;
@@ -245,6 +247,7 @@ class ShmConnection : public Connection {
   uint64_t peerPublishedSeen_ = 0;  // <= peerControl().published
   uint32_t peerSleepRequestsWoken_ = 0;
   bool wakeUpOwed_ = false;      // notifyPeer() ran since the last finishWakeUp()
+  bool sleepAnnounced_ = false;  // announceSleep() ran since the last endSleep()
   unsigned idlePassesOwed_ = 0;  // progress() passes that moved nothing while one was owed
   // About a microsecond of a wait's spin: a spinning peer's answer to a small message comes
   // sooner, and a sleeping peer's wake-up waits no longer.

@@ -44,11 +44,13 @@ struct ShmSideControl {
   // release store after its last read of the slot (copy-out or process_vm_readv done); the peer
   // acquire-loads it before overwriting the slot or reusing a CMA send buffer.
   ShmCounter<uint64_t> released;
-  // Times this side announced it is about to sleep on `wake` (written by this side only), and
-  // whether its ShmConnection is gone (0 then 1). Both are rarely written, so the peer's frequent
+  // Times this side announced it is about to sleep on `wake`, the announcement its last sleep
+  // has ended (equal to sleepRequests while it is awake), and whether its ShmConnection is gone
+  // (0 then 1); all written by this side only. They are rarely written, so the peer's frequent
   // reads of them hit a shared, clean line.
   struct alignas(kShmCounterSpacing) {
     std::atomic<uint32_t> sleepRequests;
+    std::atomic<uint32_t> sleepsEnded;
     std::atomic<uint32_t> closed;
   } state;
   // This side's futex word. Written by the PEER: incremented after each publish into this side's
@@ -77,7 +79,7 @@ static_assert(sizeof(ShmEagerDescriptor) <= 64);
 
 struct ShmSegmentHeader {
   static constexpr uint64_t kMagic = 0x314d48535f504f48ull;  // "HOP_SHM1", little-endian
-  static constexpr uint32_t kVersion = 2;
+  static constexpr uint32_t kVersion = 3;
   uint64_t magic;
   uint32_t version;
   uint32_t slots;
