@@ -12,7 +12,8 @@
 // a burst of calls in a row, the first untimed (it absorbs the previous schedule's tail: a rank
 // that left one schedule early waits in the next for the others) and the others timed, each call on
 // its own (the job's other calls in between do not count). Calls of the class at another size than
-// the first one's are served by the model meanwhile and not timed. Each round starts with the next
+// the first one's are served by the model meanwhile and not timed, until kCallsBeforeTrialMoves of
+// them in a row move the trial to their size. Each round starts with the next
 // candidate, so none always follows the same one. A warm-up round, all untimed, comes first: a
 // process's first call at a size larger than any before took 3-10x a later one, and the next one
 // or two still up to 2x (every schedule, over TCP and shm), so the model's pick, which opens the
