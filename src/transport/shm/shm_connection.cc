@@ -156,7 +156,7 @@ void ShmConnection::announceSleep() {
   std::atomic<uint32_t>& requests = self().state.sleepRequests;
   requests.store(requests.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   sleepAnnounced_ = true;
-  // Pairs with the fence in the peer's wakePeerIfSleeping() (see there).
+  // Pairs with the fence in the peer's finishWakeUp() (see there).
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
