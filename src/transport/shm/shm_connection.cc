@@ -27,7 +27,8 @@ ShmConnection::ShmConnection(Setup setup)
 
 ShmConnection::~ShmConnection() {
   self().state.closed.store(1, std::memory_order_release);
-  wakePeerIfSleeping();
+  notifyPeer();
+  finishWakeUp();
 }
 
 uint64_t ShmConnection::postSend(const void* data, size_t bytes, FrameTag tag) {
@@ -145,11 +146,6 @@ void ShmConnection::finishWakeUp() {
   // that check every message after it would make a system call until the peer slept again.
   if (peer.sleepsEnded.load(std::memory_order_relaxed) == requests) return;
   if (futexWakeShared(peerControl().wake.value) > 0) peerSleepRequestsWoken_ = requests;
-}
-
-void ShmConnection::wakePeerIfSleeping() {
-  notifyPeer();
-  finishWakeUp();
 }
 
 void ShmConnection::announceSleep() {

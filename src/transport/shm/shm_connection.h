@@ -209,7 +209,6 @@ class ShmConnection : public Connection {
   void publishSlot();
   void releaseSlot();
   void notifyPeer();
-  void wakePeerIfSleeping();  // notifyPeer(), then finishWakeUp() at once
   void announceSleep();
   void endSleep();  // the first progress() after a sleep: see ShmSideControl::state
 
