@@ -33,10 +33,32 @@ def parse_range(spec):
     return begin, end, factor, iters, warmup
 
 
-def run_perf(args, size_range, algo, csv_path, build=None):
+def size_bytes(text):
+    """hoop-perf's size syntax: a number with an optional K, M or G (binary multiples)."""
+    multiple = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper())
+    return int(text[:-1]) * multiple if multiple else int(text)
+
+
+def launches(size_range, per_size):
+    """The size ranges to launch hoop-perf on: the range, or each of its sizes on its own."""
+    begin, end, factor, iters, warmup = size_range
+    if not per_size:
+        return [size_range]
+    sizes = []
+    size = size_bytes(begin)
+    while size <= size_bytes(end):
+        sizes.append(str(size))
+        size *= int(factor)
+    return [(size, size, factor, iters, warmup) for size in sizes]
+
+
+def run_perf(args, size_range, algo, csv_path, build=None, log_path=None):
     begin, end, factor, iters, warmup = size_range
     build = build or args.build
     env = dict(os.environ)
+    if log_path:
+        # The trial's figures and each class's settling, every rank's (schedule_trial.cc).
+        env.update(HOOP_DEBUG="INFO", HOOP_DEBUG_SUBSYS="TUNE")
     # A tree made by pack.sh carries the shared libraries its programs need.
     packed_libs = os.path.join(build, "lib")
     if os.path.isdir(packed_libs):
@@ -51,7 +73,11 @@ def run_perf(args, size_range, algo, csv_path, build=None):
                "-a", "3", "-d", "float", "--csv", csv_path]
     if algo:
         command += ["--algo", algo]
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    if log_path:
+        with open(log_path, "w") as log:
+            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=log)
+    else:
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     with open(csv_path, newline="") as f:
         return list(csv.DictReader(f))
 
@@ -72,7 +98,22 @@ def main():
     parser.add_argument("--baseline", metavar="BUILD",
                         help="another build whose own choice runs beside --build's in every "
                              "round (an A/B of the tuner against the same forced runs)")
+    parser.add_argument("--launch-per-size", action="store_true",
+                        help="launch hoop-perf once per size rather than once per size range. "
+                             "hoop-perf --algo all times each schedule over the whole range "
+                             "before the next, so a range's schedules run minutes apart, and a "
+                             "machine whose speed drifts moves one schedule's figures and not "
+                             "another's; a launch per size runs them within seconds. But every "
+                             "row is then among a launch's first calls: on the 2-core VM, 2 "
+                             "ranks over shm read several times slower at 8-512 KiB so "
+                             "(bench/RESULTS.md, thirty-second pass)")
+    parser.add_argument("--logs", metavar="DIR",
+                        help="keep the tuner's log of each launch of hoop's own choice in DIR "
+                             "(round<R>-<first size>-build|baseline.log): how each class settled, "
+                             "with every candidate's figures")
     args = parser.parse_args()
+    if args.logs:
+        os.makedirs(args.logs, exist_ok=True)
 
     # Every time is kept in both of hoop-perf's figures (METRICS), from the same runs.
     chosen = {}  # size -> (schedules per round, {metric: [us per round]})
@@ -80,13 +121,17 @@ def main():
     forced = {}  # size -> schedule -> {metric: [us per round]}
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "rows.csv")
-        for _ in range(args.rounds):
-            for size_range in map(parse_range, args.sizes.split()):
+        for round_number in range(args.rounds):
+            for size_range in (one for spec in args.sizes.split()
+                               for one in launches(parse_range(spec), args.launch_per_size)):
                 own_runs = [(chosen, args.build)]
                 if args.baseline:
                     own_runs.append((baseline, args.baseline))
                 for picks, build in own_runs:
-                    for row in run_perf(args, size_range, None, path, build):
+                    which = "baseline" if picks is baseline else "build"
+                    log_path = args.logs and os.path.join(
+                        args.logs, f"round{round_number}-{size_range[0]}-{which}.log")
+                    for row in run_perf(args, size_range, None, path, build, log_path):
                         entry = picks.setdefault(int(row["size_bytes"]), ([], {}))
                         entry[0].append(row["algorithm"])
                         add_times(entry[1], row)
@@ -139,9 +184,16 @@ def print_table(args, metric, chosen, baseline, forced):
             baseline_worst = max(baseline_worst, base_us / best_us)
             line += f" {base_label} | {base_us / best_us:.2f} |"
         print(line)
-    print(f"\nworst pick/fastest by the {METRICS[metric][1]}: {worst:.2f}")
+    print(f"\nworst pick/fastest by the {METRICS[metric][1]}: {worst:.2f}; "
+          f"{split_sizes(chosen)} of {len(chosen)} sizes picked differently between launches")
     if args.baseline:
-        print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}")
+        print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}; "
+              f"{split_sizes(baseline)} of {len(baseline)} sizes picked differently")
+
+
+def split_sizes(picks_by_size):
+    """How many sizes a build's launches did not all settle alike: the noise the trial let in."""
+    return sum(len(set(picks)) > 1 for picks, _ in picks_by_size.values())
 
 
 def judge_picks(chosen, forced_us, metric):
