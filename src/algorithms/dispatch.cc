@@ -4,10 +4,10 @@
 // hoop's choice: the schedule the cost model (tuner.h) predicts fastest among those that can
 // serve the call (allreduce, allgather, broadcast, reduce), with the piece size it predicts
 // fastest for pipelined ones; the others have one schedule. Where the model prices several
-// close together, the first calls of the size class time them, confirm the fastest in a row,
-// and the class keeps the fastest confirmed (schedule_trial.h). Every input to the choice is
-// the same on every rank, the timings included (the ranks agree on them), so every rank runs
-// the same schedule.
+// close together, the first calls of the size class time them, confirm the closest in runs of
+// calls in a row, and the class keeps the fastest confirmed (schedule_trial.h). Every input to the
+// choice is the same on every rank, the timings included (the ranks agree on them), so every rank
+// runs the same schedule.
 #include <algorithm>
 #include <chrono>
 
@@ -161,9 +161,9 @@ void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry&
   schedule.run(comm, args);
 }
 
-// One call of a trial: the next candidate, timed unless it opens its burst, or the candidate
-// being confirmed in a row; after the last of either, the ranks agree on the times and the class
-// confirms a candidate or settles.
+// One call of a trial: the next candidate, timed unless it opens its burst or its run in a row;
+// after the last timed round the ranks agree on the times and the confirmation starts, after the
+// last run they agree on its figures and the class settles.
 void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial) {
   const size_t candidate = trial.nextCandidate();
   const AlgorithmEntry& schedule = *trial.candidates[candidate];
@@ -171,8 +171,7 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
   runSchedule(comm, args, schedule, pieceBytesFor(comm, args, schedule));
   const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
-    trial.confirmUs[trial.confirmCallsRun] = us;
-    if (++trial.confirmCallsRun < trial.confirmCalls()) return;
+    if (!trial.countConfirmCall(us)) return;
     endConfirmation(comm, args.tag(), trial);
   } else {
     if (trial.nextCallTimed()) trial.timedUs[candidate][trial.nextTimedRound()] += us;

@@ -40,18 +40,6 @@ std::string microseconds(double us) {
   return text;
 }
 
-// The least of the figures `admits` lets in, in candidate order: a later one must beat an
-// earlier one by kTrialWinFraction, so figures within the noise keep the earlier (the model's
-// order). None when it admits none.
-template <typename Admits>
-std::optional<size_t> leastBeyondTheNoise(std::span<const double> agreedUs, Admits admits) {
-  std::optional<size_t> best;
-  for (size_t i = 0; i < agreedUs.size(); ++i) {
-    if (admits(i) && (!best || agreedUs[i] < agreedUs[*best] * (1 - kTrialWinFraction))) best = i;
-  }
-  return best;
-}
-
 // "allreduce of 2048 to 4095 bytes": the kind and size class a trial speaks for.
 std::string className(OpKind kind, size_t bytes) {
   const size_t sizeClass = trialSizeClass(bytes);
@@ -118,10 +106,6 @@ TrialPlan trialPlan(double fastestPredictedUs) {
   return {kMaxTimedRounds, burst};
 }
 
-size_t trialWinner(std::span<const double> agreedUs) {
-  return leastBeyondTheNoise(agreedUs, [](size_t) { return true; }).value_or(0);
-}
-
 size_t trialSizeClass(size_t bytes) { return static_cast<size_t>(std::bit_width(bytes)); }
 
 std::vector<double> ScheduleTrial::fastestRoundsUs() const {
@@ -132,18 +116,6 @@ std::vector<double> ScheduleTrial::fastestRoundsUs() const {
                       static_cast<double>(plan.timedPerBurst));
   }
   return fastest;
-}
-
-double ScheduleTrial::confirmMedianOfMeansUs() const {
-  const auto calls = std::span(confirmUs).first(confirmCallsRun);
-  const size_t runs = std::min(kConfirmRuns, calls.size());
-  std::array<double, kConfirmRuns> means{};
-  for (size_t r = 0; r < runs; ++r) {
-    const size_t begin = r * calls.size() / runs;
-    const auto run = calls.subspan(begin, (r + 1) * calls.size() / runs - begin);
-    means[r] = std::accumulate(run.begin(), run.end(), 0.0) / static_cast<double>(run.size());
-  }
-  return medianOf(std::span(means).first(runs));
 }
 
 size_t confirmCallsFor(double agreedUs) {
@@ -158,75 +130,93 @@ size_t confirmCallsFor(double agreedUs) {
   return std::max(kMinConfirmCalls, static_cast<size_t>(fitting));
 }
 
+size_t runCallsFor(double agreedUs) {
+  return (confirmCallsFor(agreedUs) + kConfirmRuns - 1) / kConfirmRuns;
+}
+
 size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed) {
-  return leastBeyondTheNoise(agreedUs, [&](size_t i) { return confirmed[i]; }).value();
-}
-
-std::optional<size_t> nextToConfirm(std::span<const double> agreedUs,
-                                    std::span<const bool> confirmed) {
-  const double reach = agreedUs[fastestConfirmed(agreedUs, confirmed)] * kConfirmReach;
-  std::optional<size_t> next;
+  // In candidate order, so that figures within the noise keep the earlier (the model's order).
+  std::optional<size_t> best;
   for (size_t i = 0; i < agreedUs.size(); ++i) {
-    if (!confirmed[i] && agreedUs[i] < reach && (!next || agreedUs[i] < agreedUs[*next])) next = i;
+    if (confirmed[i] && (!best || agreedUs[i] < agreedUs[*best] * (1 - kTrialWinFraction))) {
+      best = i;
+    }
   }
-  return next;
+  return best.value();
 }
 
-void ScheduleTrial::startConfirming(size_t candidate) {
-  phase = Phase::kConfirming;
-  confirming = candidate;
-  confirmCallsRun = 0;
-  confirmUs.assign(confirmCalls(), 0.0);
+std::vector<size_t> candidatesToConfirm(std::span<const double> timedUs) {
+  std::vector<size_t> order(timedUs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return timedUs[a] < timedUs[b]; });
+  const double reach = timedUs[order.front()] * kConfirmReach;
+  std::erase_if(order, [&](size_t i) { return timedUs[i] >= reach; });
+  return order;
+}
+
+bool ScheduleTrial::countConfirmCall(double us) {
+  const size_t candidate = runCandidate();
+  if (nextRunCallTimed()) runUs[candidate][confirmRound()] += us;
+  if (++runCallsDone == runCallsOf(candidate)) {
+    runCallsDone = 0;
+    ++runsDone;
+  }
+  return runsDone == confirmCount * kConfirmRuns;
+}
+
+std::vector<double> ScheduleTrial::medianRunsUs() const {
+  std::vector<double> figures;
+  for (const size_t c : std::span(confirmOrder).first(confirmCount)) {
+    const size_t calls = runCallsOf(c);
+    const double timedPerRun = static_cast<double>(runOpensUntimed(calls) ? calls - 1 : calls);
+    std::array<double, kConfirmRuns> means{};
+    for (size_t r = 0; r < kConfirmRuns; ++r) means[r] = runUs[c][r] / timedPerRun;
+    figures.push_back(medianOf(means));
+  }
+  return figures;
 }
 
 void ScheduleTrial::takeTimedRounds(std::span<const double> agreed) {
   std::copy(agreed.begin(), agreed.end(), agreedUs.begin());
-  startConfirming(trialWinner(agreed));
+  const std::vector<size_t> order = candidatesToConfirm(agreed);
+  std::copy(order.begin(), order.end(), confirmOrder.begin());
+  confirmCount = order.size();
+  phase = Phase::kConfirming;
 }
 
-void ScheduleTrial::takeConfirmation(double agreedInARowUs) {
-  agreedUs[confirming] = agreedInARowUs;
-  confirmed[confirming] = true;
-  const auto figures = std::span(agreedUs).first(candidateCount);
-  const auto done = std::span(confirmed).first(candidateCount);
-  if (const std::optional<size_t> next = nextToConfirm(figures, done)) {
-    startConfirming(*next);
-    return;
+void ScheduleTrial::takeConfirmations(std::span<const double> agreedInARowUs) {
+  for (size_t i = 0; i < confirmCount; ++i) {
+    agreedUs[confirmOrder[i]] = agreedInARowUs[i];
+    confirmed[confirmOrder[i]] = true;
   }
-  winner = candidates[fastestConfirmed(figures, done)];
+  winner = candidates[fastestConfirmed(std::span(agreedUs).first(candidateCount),
+                                       std::span(confirmed).first(candidateCount))];
   phase = Phase::kSettled;
-  confirmUs = {};  // up to 32 KiB, for every class the job calls
 }
 
 void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
   trial.takeTimedRounds(slowestOfEachRank(comm, tag, trial.fastestRoundsUs()));
+  std::string confirming;
+  for (const size_t c : std::span(trial.confirmOrder).first(trial.confirmCount)) {
+    confirming += str(confirming.empty() ? "" : ", ", trial.candidates[c]->logName, " (",
+                      trial.runCallsOf(c), ")");
+  }
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),
       " timed at ", trial.bytes, " bytes (the slowest rank's fastest of ", trial.plan.rounds,
       " timed round(s) after a warm-up one, its mean of ", trial.plan.timedPerBurst,
       " call(s)): ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName,
-      "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
-      trial.confirmCalls(), " calls in a row");
+      "; confirming in ", kConfirmRuns,
+      " interleaved runs in a row of each (calls a run): ", confirming);
 }
 
 void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
-  // Taking the confirmation may start the next one: what the log says of this one, first.
-  const size_t done = trial.confirming;
-  const size_t calls = trial.confirmCalls();
-  const double timedUs = trial.agreedUs[done];
-  trial.takeConfirmation(slowestOfEachRank(comm, tag, {trial.confirmMedianOfMeansUs()}).front());
-  const std::string inARow = str(trial.candidates[done]->logName, "'s ", calls,
-                                 " calls in a row took ", microseconds(trial.agreedUs[done]),
-                                 " (the slowest rank's median of its runs' mean calls; timed ",
-                                 microseconds(timedUs), ")");
-  if (trial.phase == ScheduleTrial::Phase::kConfirming) {
-    log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), ": ",
-        inARow, "; confirming ", trial.candidates[trial.confirming]->logName, " over its next ",
-        trial.confirmCalls(), " calls in a row");
-    return;
-  }
+  trial.takeConfirmations(slowestOfEachRank(comm, tag, trial.medianRunsUs()));
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),
-      " settled on ", trial.winner->logName, " (at ", trial.bytes, " bytes, ", inARow,
-      "; the figures: ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName, ")");
+      " settled on ", trial.winner->logName, " (at ", trial.bytes,
+      " bytes; the figures: ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName,
+      "; each the slowest rank's: in a row, the median of its runs' mean calls, else its fastest "
+      "timed round)");
 }
 
 }  // namespace hoop

@@ -112,15 +112,6 @@ TEST(ScheduleTrial, QuickCallsGetMoreTimedCallsThanLongOnes) {
   EXPECT_EQ(kMostTrialCalls, 272u);
 }
 
-TEST(ScheduleTrial, TheFastestWinsButOnlyByMoreThanTheNoise) {
-  EXPECT_EQ(trialWinner(std::vector<double>{30.0, 20.0, 25.0}), 1u);
-  EXPECT_EQ(trialWinner(std::vector<double>{20.0, 30.0, 25.0}), 0u);
-  // 2% faster than the model's pick is within the noise: the pick stays.
-  EXPECT_EQ(trialWinner(std::vector<double>{100.0, 98.0}), 0u);
-  EXPECT_EQ(trialWinner(std::vector<double>{100.0, 96.0}), 1u);
-  EXPECT_EQ(trialWinner(std::vector<double>{7.0}), 0u);
-}
-
 // As many calls in a row as fit 200 ms by the leader's figure, from 4 to 64, but never fewer than
 // fill 2 ms, up to 4096.
 TEST(ScheduleTrial, ConfirmationsRunAsManyCallsAsFitTheirBudget) {
@@ -153,92 +144,102 @@ TEST(ScheduleTrial, TheFastestConfirmedWinsButOnlyByMoreThanTheNoise) {
   EXPECT_EQ(fastestConfirmed(Figures{100.0, 96.0, 50.0}, Confirmed{true, true, false}), 1u);
 }
 
-TEST(ScheduleTrial, CandidatesWithinReachOfTheFastestConfirmedAreConfirmedLeastFirst) {
-  using Next = std::optional<size_t>;
-  // Two-shot confirmed at 1872.8 us: the ring's 2107.3 is next, then the tree's 2146.1.
-  EXPECT_EQ(nextToConfirm(Figures{2146.1, 1872.8, 2107.3}, Confirmed{false, true, false}), Next(2));
-  EXPECT_EQ(nextToConfirm(Figures{2146.1, 1872.8, 1950.3}, Confirmed{false, true, true}), Next(0));
-  EXPECT_EQ(nextToConfirm(Figures{1700.0, 1872.8, 1950.3}, Confirmed{true, true, true}),
-            std::nullopt);
-  // Three times the fastest confirmed or more: out of reach.
-  EXPECT_EQ(nextToConfirm(Figures{300.0, 100.0, 299.0}, Confirmed{false, true, false}), Next(2));
-  EXPECT_EQ(nextToConfirm(Figures{300.0, 100.0, 301.0}, Confirmed{false, true, true}),
-            std::nullopt);
+TEST(ScheduleTrial, CandidatesTimedWithinReachOfTheLeastAreConfirmedLeastFirst) {
+  using Order = std::vector<size_t>;
+  EXPECT_EQ(candidatesToConfirm(Figures{2146.1, 1872.8, 2107.3}), (Order{1, 2, 0}));
+  // Three times the least or more: out of reach.
+  EXPECT_EQ(candidatesToConfirm(Figures{100.0, 299.9, 300.0}), (Order{0, 1}));
+  EXPECT_EQ(candidatesToConfirm(Figures{300.0, 100.0, 1000.0}), (Order{1}));
+  // Equal figures keep the model's order.
+  EXPECT_EQ(candidatesToConfirm(Figures{5.0, 4.0, 5.0}), (Order{1, 0, 2}));
 }
 
-// The median of four runs' mean calls: a schedule's slow calls count where every run has them,
-// one stretched call does not.
-TEST(ScheduleTrial, TheConfirmationIsTheMedianOfRunsMeanCalls) {
+// Each candidate's calls in a row, shared out among its runs, rounded up.
+TEST(ScheduleTrial, RunsShareTheConfirmationsCalls) {
+  EXPECT_EQ(runCallsFor(20000), 3u);   // 10 calls
+  EXPECT_EQ(runCallsFor(40), 16u);     // 64
+  EXPECT_EQ(runCallsFor(30), 17u);     // 67
+  EXPECT_EQ(runCallsFor(0.5), 1000u);  // 4000
+  EXPECT_EQ(runCallsFor(0), kMostConfirmCalls / kConfirmRuns);
+  EXPECT_EQ(runCallsFor(60000), 1u);  // 4
+}
+
+// A trial of three candidates whose timed rounds read `timedUs`, confirming.
+ScheduleTrial confirmingTrial(const std::array<AlgorithmEntry, 3>& schedules,
+                              const std::vector<double>& timedUs) {
   ScheduleTrial trial;
-  // One slow call in every four, as a rank of a schedule runs them on shared CPUs: the loop pays
-  // 20 us a call, where the median call (10) would see the quick ones alone.
-  const std::array<double, 16> everyRunSlowAtTimes{10, 10, 50, 10, 10, 10, 10, 50,
-                                                   10, 50, 10, 10, 50, 10, 10, 10};
-  trial.confirmUs.assign(everyRunSlowAtTimes.begin(), everyRunSlowAtTimes.end());
-  trial.confirmCallsRun = everyRunSlowAtTimes.size();
-  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 20.0);
-  // One call of 0.5 us calls stretched to 100 by another process: it moves one run's mean alone.
-  trial.confirmUs.assign(16, 0.5);
-  trial.confirmUs[5] = 100;
-  trial.confirmCallsRun = 16;
-  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 0.5);
-  // Fewer calls than runs: one call a run, the median call.
-  trial.confirmUs[0] = 30;
-  trial.confirmUs[1] = 10;
-  trial.confirmUs[2] = 500;
-  trial.confirmCallsRun = 3;
-  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 30.0);
-  // Runs as even as the count allows: 5 calls in runs of 1, 1, 1 and 2, whose means are 8, 2, 4
-  // and 8; the median is the mean of the middle two.
-  const std::array<double, 5> five{8, 2, 4, 6, 10};
-  trial.confirmUs.assign(five.begin(), five.end());
-  trial.confirmCallsRun = five.size();
-  EXPECT_EQ(trial.confirmMedianOfMeansUs(), 6.0);
+  trial.candidateCount = 3;
+  for (size_t c = 0; c < 3; ++c) trial.candidates[c] = &schedules[c];
+  trial.takeTimedRounds(timedUs);
+  return trial;
 }
 
-// The timed rounds' winner is confirmed in a row, then every candidate within reach of the
-// fastest confirmed figure, least figure first; the class settles on the fastest confirmed.
+// Round r runs every confirmed candidate's r-th run, starting r candidates later; a run's first
+// call is untimed unless the run has one or two; untimed calls do not count, and a stretch of slow
+// calls that falls on one round moves no candidate's figure.
+TEST(ScheduleTrial, ConfirmationRunsInterleaveStartingInTurn) {
+  EXPECT_FALSE(runOpensUntimed(1));
+  EXPECT_FALSE(runOpensUntimed(2));
+  EXPECT_TRUE(runOpensUntimed(3));
+  const std::array<AlgorithmEntry, 3> schedules{};
+  // Runs of 3, 3 and 1 calls (10, 11 and 4 calls in a row), least figure first: 1, 0, 2.
+  ScheduleTrial trial = confirmingTrial(schedules, {20000.0, 19000.0, 50000.0});
+  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
+  ASSERT_EQ(trial.confirmCount, 3u);
+  const std::array<double, 3> quietUs{100.0, 90.0, 300.0};
+  std::vector<size_t> runOpeners;
+  std::array<size_t, 3> timedCalls{};
+  bool last = false;
+  size_t calls = 0;
+  while (!last) {
+    ASSERT_LT(calls++, 100u);
+    const size_t c = trial.nextCandidate();
+    if (trial.runCallsDone == 0) runOpeners.push_back(c);
+    const bool timed = trial.nextRunCallTimed();
+    timedCalls[c] += timed ? 1 : 0;
+    // Untimed calls read a second; round 2 runs while the machine is five times slower.
+    const double us = !timed ? 1e6 : quietUs[c] * (trial.confirmRound() == 2 ? 5 : 1);
+    last = trial.countConfirmCall(us);
+  }
+  EXPECT_EQ(calls, 4u * (3 + 3 + 1));
+  EXPECT_EQ(runOpeners, (std::vector<size_t>{1, 0, 2, 0, 2, 1, 2, 1, 0, 1, 0, 2}));
+  EXPECT_EQ(timedCalls, (std::array<size_t, 3>{8, 8, 4}));
+  // Each run's mean call, the median of the four: the slow round is left out.
+  EXPECT_EQ(trial.medianRunsUs(), (std::vector<double>{90.0, 100.0, 300.0}));
+
+  // One slow call in every four, as a rank of a schedule runs them on shared CPUs, in every run:
+  // a loop pays it, so the figure does, where the median call would leave it out.
+  trial = confirmingTrial(schedules, {40.0, 40.0, 1000.0});  // runs of 16 calls, 15 timed
+  ASSERT_EQ(trial.confirmCount, 2u);
+  for (size_t call = 0; !trial.countConfirmCall(trial.runCallsDone % 4 == 1 ? 55.0 : 10.0);) {
+    ASSERT_LT(++call, 200u);
+  }
+  // Timed calls 1-15 of each run: calls 1, 5, 9 and 13 are slow: (4 * 55 + 11 * 10) / 15 = 22.
+  EXPECT_EQ(trial.medianRunsUs(), (std::vector<double>{22.0, 22.0}));
+}
+
+// The ranks' figures in a row replace the confirmed candidates' timed ones, and the class settles
+// on the fastest confirmed.
 TEST(ScheduleTrial, ConfirmationsSettleOnTheFastestInARow) {
   const std::array<AlgorithmEntry, 3> schedules{};
-  const auto fresh = [&](std::vector<double> timedUs) {
-    ScheduleTrial trial;
-    trial.candidateCount = 3;
-    for (size_t c = 0; c < 3; ++c) trial.candidates[c] = &schedules[c];
-    trial.takeTimedRounds(timedUs);
-    return trial;
-  };
-  // The tree, recursive doubling, two-shot as the bursts read them at 2 MiB, ten times as long
-  // (calls so long that the budget holds 11-12 of them).
-  ScheduleTrial trial = fresh({18848.0, 25915.0, 16833.0});
-  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
-  EXPECT_EQ(trial.confirming, 2u);  // the timed rounds' fastest
-  EXPECT_EQ(trial.nextCandidate(), 2u);
-  EXPECT_EQ(trial.confirmCalls(), 12u);
-  trial.confirmCallsRun = trial.confirmCalls();
-  // In a row it is slower: the tree is confirmed next, and recursive doubling's 25915.0 is within
-  // three times the fastest confirmed either way.
-  trial.takeConfirmation(20342.0);
-  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
-  EXPECT_EQ(trial.confirming, 0u);
-  EXPECT_EQ(trial.confirmCallsRun, 0u);
-  EXPECT_EQ(trial.confirmCalls(), 11u);
-  EXPECT_EQ(trial.agreedUs[2], 20342.0);
-  trial.takeConfirmation(18213.0);
-  ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
-  EXPECT_EQ(trial.confirming, 1u);
-  trial.takeConfirmation(26000.0);
+  // The tree, recursive doubling, two-shot as the bursts read them at 2 MiB, ten times as long.
+  ScheduleTrial trial = confirmingTrial(schedules, {18848.0, 25915.0, 16833.0});
+  ASSERT_EQ(trial.confirmCount, 3u);
+  EXPECT_EQ(trial.nextCandidate(), 2u);  // the timed rounds' fastest opens round 0
+  // In a row two-shot is slower than the tree: the tree wins.
+  trial.takeConfirmations(std::vector<double>{20342.0, 18213.0, 26000.0});
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
   EXPECT_EQ(trial.winner, &schedules[0]);
+  EXPECT_EQ(trial.agreedUs, (std::array<double, kMaxTrialCandidates>{18213.0, 26000.0, 20342.0}));
 
-  // A candidate whose bursts read three times the fastest confirmed or more is never run in a row.
-  trial = fresh({1000.0, 3400.0, 1400.0});
-  EXPECT_EQ(trial.confirming, 0u);
-  trial.takeConfirmation(1100.0);
-  EXPECT_EQ(trial.confirming, 2u);
-  trial.takeConfirmation(1200.0);
+  // A candidate whose bursts read three times the least or more is never run in a row.
+  trial = confirmingTrial(schedules, {1000.0, 3400.0, 1400.0});
+  ASSERT_EQ(trial.confirmCount, 2u);
+  trial.takeConfirmations(std::vector<double>{1100.0, 1200.0});
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kSettled);
   EXPECT_EQ(trial.winner, &schedules[0]);
   EXPECT_FALSE(trial.confirmed[1]);
+  EXPECT_EQ(trial.agreedUs[1], 3400.0);
 }
 
 TEST(ScheduleTrial, SizeClassesArePowersOfTwo) {

@@ -370,8 +370,8 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
           << settled[0][1];
     }
     for (const std::string& line : settled[0]) {
-      // "... settled on W (at B bytes, ...; the figures: A 1.0 us (in a row), B 2.0 us; the
-      // model's pick: A)"
+      // "... settled on W (at B bytes; the figures: A 1.0 us (in a row), B 2.0 us; the model's
+      // pick: A; ...)"
       const size_t nameAt = line.find(" settled on ") + 12;
       const std::string winner = line.substr(nameAt, line.find(" (at ", nameAt) - nameAt);
       ASSERT_NE(line.find("; the figures: "), std::string::npos) << line;
