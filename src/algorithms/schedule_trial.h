@@ -15,8 +15,9 @@
 // 3. Confirmation in a row: every candidate whose figure is within kConfirmReach of the least
 //    runs kConfirmRuns runs of calls in a row, interleaved: round r runs each one's r-th run, in
 //    turn, so that a stretch of the machine's noise falls on one run of several candidates, not
-//    on all the runs of one. A run's first call is untimed, as a burst's. Each candidate's figure
-//    is the slowest rank's median of its runs' mean calls, and replaces its timed one.
+//    on all the runs of one. A run's first call is untimed, as a burst's, where the run holds
+//    three calls or more. Each candidate's figure is the slowest rank's median of its runs' mean
+//    calls, and replaces its timed one.
 // 4. The class settles on the fastest confirmed candidate. A later candidate displaces an earlier
 //    one only by beating it by kTrialWinFraction, so schedules within the noise keep the model's
 //    order.
