@@ -1,5 +1,7 @@
 #include "transport/shm/shm_connection.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -23,7 +25,24 @@ ShmConnection::ShmConnection(Setup setup)
       peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
       spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmCacheLine * kShmCacheLine),
       slotCursor_(setup.slots, 0),
-      livenessInterval_(setup.livenessInterval) {}
+      livenessInterval_(setup.livenessInterval) {
+  touchSpreadPages();
+}
+
+void ShmConnection::touchSpreadPages() const {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Messages start within spreadBytes_ of a slot's data; a slot's first line is used either way.
+  const size_t reach = std::max(spreadBytes_, kShmCacheLine);
+  uint8_t seen = 0;
+  for (const int ring : {0, 1}) {
+    for (size_t s = 0; s < layout_.slots(); ++s) {
+      // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
+      const volatile uint8_t* data = layout_.data(ring, s);
+      for (size_t offset = 0; offset < reach; offset += page) seen ^= data[offset];
+    }
+  }
+  static_cast<void>(seen);
+}
 
 ShmConnection::~ShmConnection() {
   self().state.closed.store(1, std::memory_order_release);
