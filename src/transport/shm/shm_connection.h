@@ -203,13 +203,6 @@ class ShmConnection : public Connection {
   // with acquire (true when it has released that many positions / a slot is free / a slot has
   // arrived), publishSlot and releaseSlot store ours with release, and the two sleep functions
   // pair full fences.
-  // Reads one byte of every page that spread messages reach in both rings, once, at set-up. The
-  // segment is mapped populated (shm_segment.cc), yet on the 2-core VM a process's first access to
-  // each page still cost about 12 us inside a call: 2 ranks exchanging 8 KiB, spread over 512 KiB
-  // a slot, took 10.6-12.7 us a call for their first 220 calls (36-41 without the calibration at
-  // init, which runs calls first) and 1.6-2 us after 20000. With this read: 1.9-2.4 us from the
-  // first call, and a launch takes no longer (bench/RESULTS.md, thirty-second pass).
-  void touchSpreadPages() const;
   bool acquirePeerReleased(uint64_t positions);
   bool acquireOutboundSpace();
   bool acquireInboundSlot();
@@ -218,6 +211,14 @@ class ShmConnection : public Connection {
   void notifyPeer();
   void announceSleep();
   void endSleep();  // the first progress() after a sleep: see ShmSideControl::state
+
+  // Reads one byte of every page that spread messages reach in both rings, once, at set-up. The
+  // segment is mapped populated (shm_segment.cc), yet on the 2-core VM a process's first access to
+  // each page still cost about 12 us inside a call: 2 ranks exchanging 8 KiB, spread over 512 KiB
+  // a slot, took 10.6-12.7 us a call for their first 220 calls (36-41 without the calibration at
+  // init, which runs calls first) and 1.6-2 us after 20000. With this read: 1.9-2.4 us from the
+  // first call, and a launch takes no longer (bench/RESULTS.md, thirty-second pass).
+  void touchSpreadPages() const;
 
   ShmSlotHeader readInboundHeader() const;
   void checkHeader(const ShmSlotHeader& header, const RecvOp& op) const;
