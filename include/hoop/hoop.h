@@ -179,7 +179,7 @@ hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, 
  * class (HOOP_TUNE_TRIAL). The same on every rank after the same calls; a benchmark that wants
  * the steady state runs calls until it reads 1, which calls of one size reach after at most
  * HOOP_MOST_CALLS_TO_SETTLE of them. */
-#define HOOP_MOST_CALLS_TO_SETTLE 16720
+#define HOOP_MOST_CALLS_TO_SETTLE 25048
 hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                      hoopDataType_t datatype, int* settled);
 

@@ -56,22 +56,28 @@ struct CallShape;
 class Communicator;
 struct CostModel;
 
-// Candidates of quick calls: up to four schedules within 3x of the model's fastest. The model's
+// Candidates of quick calls: up to six schedules within 3x of the model's fastest. The model's
 // byte terms are fitted to buffers that leave the cache, and at sizes that stay in it, on a host
 // with CPUs to spare, they overprice the schedules that move the whole buffer every round: on 16
 // CPUs, 8 ranks over shm at 8 KiB, recursive doubling was the fastest forced (8.8 us against
 // two-shot's 13.6-14.4) and priced at 1.8-2.3x two-shot; on the 2-core VM the fastest forced at 32
 // KiB over shm was the model's fourth, at 1.8x (bench/RESULTS.md, twenty-fifth and twenty-sixth
 // passes).
+//
+// Up to six, every schedule one host runs over TCP: with four, at 2 ranks over TCP, the ring,
+// two-shot, the double tree and Rabenseifner, which are the same two exchanges at 2 ranks and
+// priced within 3% of each other, took every place at 128 KiB, and the direct exchange, priced
+// 4% above them and the fastest forced there in both tables of a 16-CPU host (46-48 us against
+// their 50-70), was never timed (thirty-third pass).
 inline constexpr double kTrialMargin = 3.0;
-inline constexpr size_t kMaxTrialCandidates = 4;
+inline constexpr size_t kMaxTrialCandidates = 6;
 // Calls priced at kQuickCallUs or more: three candidates within 2x. Each is timed on two calls
 // only, so every further one is another chance for one slow call to settle the class on the wrong
 // schedule, and a further candidate of a 256 MiB class costs a job seconds.
 inline constexpr double kLongCallTrialMargin = 2.0;
 inline constexpr size_t kMaxLongCallCandidates = 3;
 // Calls priced under kQuickCallUs get three timed rounds, each burst timing as many calls as fit
-// kBurstBudgetUs by that price, from 3 to 16 (at most 272 calls for four candidates, the warm-up
+// kBurstBudgetUs by that price, from 3 to 16 (at most 408 calls for six candidates, the warm-up
 // round included: a few milliseconds): on a shared machine one call of a few microseconds can take
 // ten times its usual time. Longer calls get two rounds of one timed call: each spans many steps
 // already, and a 256 MiB call can take a second; one round alone picked 1.16-1.2x slower schedules
