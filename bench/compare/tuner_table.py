@@ -13,10 +13,14 @@ place, each the median over rounds, from the same runs (METRICS says why they di
 
 --baseline OTHER_BUILD runs that build's own choice too, in every round beside --build's, and
 judges its picks against the same forced runs: an A/B of a tuner change.
+
+--interleave runs hoop's own choice and every schedule forced in one launch per size range,
+each row timed on every one in turn (hoop-perf --algo auto,all --interleave), so that a machine
+whose speed drifts between launches, or over one, moves every schedule's row alike.
 """
 import argparse
 import collections
-import csv
+import json
 import os
 import statistics
 import subprocess
@@ -52,7 +56,7 @@ def launches(size_range, per_size):
     return [(size, size, factor, iters, warmup) for size in sizes]
 
 
-def run_perf(args, size_range, algo, csv_path, build=None, log_path=None):
+def run_perf(args, size_range, algo, json_path, build=None, log_path=None, interleave=False):
     begin, end, factor, iters, warmup = size_range
     build = build or args.build
     env = dict(os.environ)
@@ -70,16 +74,34 @@ def run_perf(args, size_range, algo, csv_path, build=None, log_path=None):
     command = [os.path.join(build, "bin", "hooprun"), "-np", str(args.ranks),
                "--bind-to", args.bind, os.path.join(build, "bin", "hoop-perf"),
                "allreduce", "-b", begin, "-e", end, "-f", factor, "-n", iters, "-w", warmup,
-               "-a", "3", "-d", "float", "--csv", csv_path]
+               "-a", "3", "-d", "float", "--json", json_path]
     if algo:
         command += ["--algo", algo]
+    if interleave:
+        command.append("--interleave")
     if log_path:
         with open(log_path, "w") as log:
             subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=log)
     else:
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-    with open(csv_path, newline="") as f:
-        return list(csv.DictReader(f))
+    return perf_rows(json_path)
+
+
+def perf_rows(json_path):
+    """hoop-perf's rows (its JSON, bench/perf/README.md), each with the table it belongs to
+    ("auto": hoop's own choice), the schedule that ran it and its out-of-place figures."""
+    with open(json_path) as f:
+        doc = json.load(f)
+    rows = iter(doc["rows"])
+    flat = []
+    for table in doc["tables"]:
+        for _ in range(table["rows"]):
+            row = next(rows)
+            flat.append({"table": table["algorithm"], "size_bytes": row["size_bytes"],
+                         "algorithm": row["algorithm"],
+                         **{column: row["out_of_place"][key]
+                            for column, key, _ in METRICS.values()}})
+    return flat
 
 
 def main():
@@ -107,11 +129,18 @@ def main():
                              "row is then among a launch's first calls: on the 2-core VM, 2 "
                              "ranks over shm read several times slower at 8-512 KiB so "
                              "(bench/RESULTS.md, thirty-second pass)")
+    parser.add_argument("--interleave", action="store_true",
+                        help="one launch per size range runs hoop's own choice and every "
+                             "schedule forced, each row on every one in turn (hoop-perf --algo "
+                             "auto,all --interleave); not with --baseline, whose library cannot "
+                             "share a launch")
     parser.add_argument("--logs", metavar="DIR",
                         help="keep the tuner's log of each launch of hoop's own choice in DIR "
                              "(round<R>-<first size>-build|baseline.log): how each class settled, "
                              "with every candidate's figures")
     args = parser.parse_args()
+    if args.interleave and args.baseline:
+        parser.error("--interleave runs one library's launches; --baseline needs its own")
     if args.logs:
         os.makedirs(args.logs, exist_ok=True)
 
@@ -120,10 +149,20 @@ def main():
     baseline = {}  # the same for --baseline
     forced = {}  # size -> schedule -> {metric: [us per round]}
     with tempfile.TemporaryDirectory() as work:
-        path = os.path.join(work, "rows.csv")
+        path = os.path.join(work, "rows.json")
         for round_number in range(args.rounds):
             for size_range in (one for spec in args.sizes.split()
                                for one in launches(parse_range(spec), args.launch_per_size)):
+                if args.interleave:
+                    log_path = args.logs and os.path.join(
+                        args.logs, f"round{round_number}-{size_range[0]}-build.log")
+                    for row in run_perf(args, size_range, "auto,all", path, None, log_path,
+                                        interleave=True):
+                        if row["table"] == "auto":
+                            add_pick(chosen, row)
+                        else:
+                            add_forced(forced, row)
+                    continue
                 own_runs = [(chosen, args.build)]
                 if args.baseline:
                     own_runs.append((baseline, args.baseline))
@@ -132,15 +171,13 @@ def main():
                     log_path = args.logs and os.path.join(
                         args.logs, f"round{round_number}-{size_range[0]}-{which}.log")
                     for row in run_perf(args, size_range, None, path, build, log_path):
-                        entry = picks.setdefault(int(row["size_bytes"]), ([], {}))
-                        entry[0].append(row["algorithm"])
-                        add_times(entry[1], row)
+                        add_pick(picks, row)
                 for row in run_perf(args, size_range, "all", path):
-                    add_times(forced.setdefault(int(row["size_bytes"]), {}).setdefault(
-                        row["algorithm"], {}), row)
+                    add_forced(forced, row)
 
     print(f"allreduce float32 sum, {args.ranks} ranks, transport {args.transport}, "
-          f"{args.rounds} rounds, --bind {args.bind}")
+          f"{args.rounds} rounds, --bind {args.bind}"
+          f"{', interleaved row by row' if args.interleave else ''}")
     for metric in METRICS:
         print_table(args, metric, chosen, baseline, forced)
         if args.all_schedules:
@@ -153,18 +190,31 @@ def main():
 # came first and waited, so the median of those maxima charges a schedule for its ranks' skew in
 # arrival, which a loop does not pay (bench/RESULTS.md, twenty-seventh pass).
 METRICS = {
-    "mean": ("oop_time_us", "mean call of a batch"),
-    "median": ("oop_median_us", "median call"),
+    "mean": ("oop_time_us", "time_us", "mean call of a batch"),
+    "median": ("oop_median_us", "median_us", "median call"),
 }
 
 
+def add_pick(picks, row):
+    """A row of hoop's own choice: the schedule it ran and its times."""
+    entry = picks.setdefault(int(row["size_bytes"]), ([], {}))
+    entry[0].append(row["algorithm"])
+    add_times(entry[1], row)
+
+
+def add_forced(forced, row):
+    """A row of a forced table, under the schedule that ran it (hoop's own choice where the forced
+    one cannot serve the row: one-shot above its eager buffers, the hierarchy on one host)."""
+    add_times(forced.setdefault(int(row["size_bytes"]), {}).setdefault(row["algorithm"], {}), row)
+
+
 def add_times(times, row):
-    for metric, (column, _) in METRICS.items():
+    for metric, (column, _, _) in METRICS.items():
         times.setdefault(metric, []).append(float(row[column]))
 
 
 def print_table(args, metric, chosen, baseline, forced):
-    print(f"\n### Judged by the {METRICS[metric][1]} (us of the slowest rank, median over rounds)\n")
+    print(f"\n### Judged by the {METRICS[metric][2]} (us of the slowest rank, median over rounds)\n")
     print("| size | hoop's pick | pick forced us | fastest forced | us | pick/fastest "
           "| hoop's own run us |" + (" baseline's pick | its pick/fastest |"
                                      if args.baseline else ""))
@@ -184,7 +234,7 @@ def print_table(args, metric, chosen, baseline, forced):
             baseline_worst = max(baseline_worst, base_us / best_us)
             line += f" {base_label} | {base_us / best_us:.2f} |"
         print(line)
-    print(f"\nworst pick/fastest by the {METRICS[metric][1]}: {worst:.2f}; "
+    print(f"\nworst pick/fastest by the {METRICS[metric][2]}: {worst:.2f}; "
           f"{split_sizes(chosen)} of {len(chosen)} sizes picked differently between launches")
     if args.baseline:
         print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}; "

@@ -24,28 +24,55 @@ std::vector<std::string_view> schedulesOf(Collective coll) {
   return {};
 }
 
-std::string checkAlgoOption(Collective coll, std::string_view algo) {
+namespace {
+
+// --algo's entries, split at commas (an empty entry stays, so that the check names it).
+std::vector<std::string_view> algoEntries(std::string_view algo) {
+  std::vector<std::string_view> entries;
+  for (size_t start = 0;;) {
+    const size_t comma = algo.find(',', start);
+    entries.push_back(algo.substr(start, comma - start));
+    if (comma == std::string_view::npos) return entries;
+    start = comma + 1;
+  }
+}
+
+std::string checkAlgoEntry(Collective coll, std::string_view entry) {
   const std::vector<std::string_view> schedules = schedulesOf(coll);
-  if (algo == "all") return "";
+  if (entry == "all" || entry == kOwnChoice) return "";
   std::string known;
   for (std::string_view name : schedules) {
-    if (name == algo) return "";
+    if (name == entry) return "";
     known += std::string(name) + ", ";
   }
-  const std::string quoted = "'" + std::string(algo) + "'";
+  const std::string quoted = "'" + std::string(entry) + "'";
   if (schedules.size() == 1) {
     return "--algo: " + std::string(collectiveName(coll)) + " has one schedule, " + known + "not " +
-           quoted + "; use " + std::string(schedules[0]) + " or all";
+           quoted + "; use " + std::string(schedules[0]) + ", all or auto";
   }
   return "--algo: unknown " + std::string(collectiveName(coll)) + " schedule " + quoted + "; use " +
-         known + "or all";
+         known + "all or auto";
+}
+
+}  // namespace
+
+std::string checkAlgoOption(Collective coll, std::string_view algo) {
+  for (std::string_view entry : algoEntries(algo)) {
+    if (std::string error = checkAlgoEntry(coll, entry); !error.empty()) return error;
+  }
+  return "";
 }
 
 std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::string_view algo) {
   if (algo.empty()) return {std::nullopt};
-  if (algo != "all") return {std::string(algo)};
   std::vector<std::optional<std::string>> tables;
-  for (std::string_view name : schedulesOf(coll)) tables.emplace_back(std::string(name));
+  for (std::string_view entry : algoEntries(algo)) {
+    if (entry != "all") {
+      tables.emplace_back(std::string(entry));
+      continue;
+    }
+    for (std::string_view name : schedulesOf(coll)) tables.emplace_back(std::string(name));
+  }
   return tables;
 }
 

@@ -24,11 +24,16 @@ std::string transportInUse();
 // A schedule that cannot serve a call (hierarchical on one host) leaves it to hoop's choice.
 std::vector<std::string_view> schedulesOf(Collective coll);
 
-// "" when --algo NAME (or "all") is valid for coll, else one line saying what is.
+// --algo's entry for a table of hoop's own choice beside forced ones: HOOP_ALGO unset for it.
+inline constexpr std::string_view kOwnChoice = "auto";
+
+// "" when --algo is valid for coll, else one line saying what is. --algo is a comma-separated
+// list of entries, each a schedule's name, "all" (every schedule) or "auto" (kOwnChoice).
 std::string checkAlgoOption(Collective coll, std::string_view algo);
 
-// The tables a run prints, one per entry: the schedule --algo forces, or nullopt for "no --algo"
-// (hoop's own choice, one table, the header exactly as without --algo).
+// The tables a run prints, one per entry in order ("all": one per schedule): the schedule --algo
+// forces, "auto", or nullopt for "no --algo" (hoop's own choice as the environment leaves it, one
+// table, the header exactly as without --algo).
 std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::string_view algo);
 
 // Whether a table's schedule has to be forced through HOOP_ALGO (coll has more than one).

@@ -122,12 +122,15 @@ std::string describeAlgorithms(const Options& options) {
   if (options.algo.empty() || !algorithmNeedsEnvironment(options.collective)) {
     return algorithmInUse(options.collective);
   }
-  if (options.algo != "all") return options.algo + " (--algo)";
+  const std::vector<std::optional<std::string>> tables =
+      tableAlgorithms(options.collective, options.algo);
+  if (tables.size() == 1) return *tables.front() + " (--algo)";
   std::string names;
-  for (std::string_view name : schedulesOf(options.collective)) {
-    names += std::string(names.empty() ? "" : ", ") + std::string(name);
+  for (const std::optional<std::string>& table : tables) {
+    names += (names.empty() ? "" : ", ") + *table;
   }
-  return names + " (--algo all: one table each)";
+  return names + " (--algo " + options.algo + ": one table each" +
+         (options.interleave ? ", interleaved row by row)" : ")");
 }
 
 // Runs once, on the first table's communicator: checks what only ranks can check, allocates the
@@ -207,41 +210,93 @@ void finishComm(hoopComm_t comm) {
   checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
 }
 
+// A fresh communicator for one table. hoop reads HOOP_ALGO once, when a communicator is created
+// (src/core/config.cc), so a forced schedule is an environment variable and a fresh communicator;
+// "auto" unsets it, and no --algo leaves the environment as it is. Every rank makes the same
+// sequence of inits: rank 0 reopens the rendezvous on HOOP_ROOT_ADDR, the others retry their
+// connection until it is there.
+hoopComm_t openTableComm(Collective collective, const std::optional<std::string>& algorithm) {
+  if (algorithm == kOwnChoice) {
+    unsetenv("HOOP_ALGO");
+  } else if (algorithm && algorithmNeedsEnvironment(collective)) {
+    setenv("HOOP_ALGO", algorithm->c_str(), 1);
+  }
+  hoopComm_t comm = nullptr;
+  checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
+  return comm;
+}
+
+Bench tableBench(hoopComm_t comm, const Options& options, RunState& state,
+                 const std::optional<std::string>& algorithm) {
+  const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
+  return Bench{comm,
+               options,
+               {state.sendBuffer->data(), state.recvBuffer->data()},
+               state.rank,
+               state.nranks,
+               state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
+               algorithm == kOwnChoice ? std::nullopt : algorithm};
+}
+
+void printTableHeader(const Options& options, const RunState& state,
+                      const std::optional<std::string>& algorithm) {
+  if (!options.algo.empty()) printOnRank0(state.rank, "# Algorithm: " + *algorithm + "\n");
+  printOnRank0(state.rank, tableColumnHeader());
+}
+
+int exitStatus(const std::vector<TableSummary>& summaries) {
+  uint64_t wrongTotal = 0;
+  for (const TableSummary& summary : summaries) wrongTotal += summary.wrongTotal;
+  return wrongTotal != 0 ? kExitWrongResults : 0;
+}
+
+// --interleave: every table's communicator at once, each row timed on every one in turn
+// (runInterleavedSweeps); the tables print once every row is timed.
+int runInterleaved(const Options& options, const std::vector<std::optional<std::string>>& tables) {
+  RunState state;
+  std::vector<hoopComm_t> comms;
+  for (const std::optional<std::string>& algorithm : tables) {
+    comms.push_back(openTableComm(options.collective, algorithm));
+  }
+  if (const std::optional<int> status = setUpRun(comms.front(), options, state)) {
+    for (hoopComm_t comm : comms) checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
+    return *status;
+  }
+  std::vector<Bench> benches;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    benches.push_back(tableBench(comms[t], options, state, tables[t]));
+  }
+  const std::vector<SweepResult> sweeps = runInterleavedSweeps(benches);
+  std::vector<TableSummary> summaries;
+  std::vector<RowResult> rows;
+  for (size_t t = 0; t < tables.size(); ++t) {
+    printTableHeader(options, state, tables[t]);
+    printSweep(state.rank, sweeps[t]);
+    summaries.push_back(sweeps[t].summary);
+    rows.insert(rows.end(), sweeps[t].rows.begin(), sweeps[t].rows.end());
+  }
+  const bool written = writeOutputs(comms.front(), state, summaries, rows);
+  for (hoopComm_t comm : comms) finishComm(comm);
+  return written ? exitStatus(summaries) : kExitOutputFile;
+}
+
 int run(const Options& options) {
-  const Collective collective = options.collective;
-  const std::vector<std::optional<std::string>> tables = tableAlgorithms(collective, options.algo);
+  const std::vector<std::optional<std::string>> tables =
+      tableAlgorithms(options.collective, options.algo);
+  if (options.interleave) return runInterleaved(options, tables);
   RunState state;
   std::vector<TableSummary> summaries;
   std::vector<RowResult> rows;
   for (size_t t = 0; t < tables.size(); ++t) {
-    const std::optional<std::string>& algorithm = tables[t];
-    // hoop reads HOOP_ALGO once, when a communicator is created (src/core/config.cc), so a forced
-    // schedule is an environment variable and a fresh communicator. Every rank makes the same
-    // sequence of inits: rank 0 reopens the rendezvous on HOOP_ROOT_ADDR, the others retry
-    // their connection until it is there.
-    if (algorithm && algorithmNeedsEnvironment(collective)) {
-      setenv("HOOP_ALGO", algorithm->c_str(), 1);
-    }
-    hoopComm_t comm = nullptr;
-    checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
+    hoopComm_t comm = openTableComm(options.collective, tables[t]);
     if (t == 0) {
       if (const std::optional<int> status = setUpRun(comm, options, state)) {
         checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
         return *status;
       }
     }
-    if (!options.algo.empty()) printOnRank0(state.rank, "# Algorithm: " + *algorithm + "\n");
-    printOnRank0(state.rank, tableColumnHeader());
-
-    const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
-    const Bench bench{comm,
-                      options,
-                      {state.sendBuffer->data(), state.recvBuffer->data()},
-                      state.rank,
-                      state.nranks,
-                      state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
-                      algorithm};
-    SweepResult sweep = runSweep(bench);
+    printTableHeader(options, state, tables[t]);
+    SweepResult sweep = runSweep(tableBench(comm, options, state, tables[t]));
     summaries.push_back(sweep.summary);
     rows.insert(rows.end(), std::make_move_iterator(sweep.rows.begin()),
                 std::make_move_iterator(sweep.rows.end()));
@@ -253,9 +308,7 @@ int run(const Options& options) {
     }
     finishComm(comm);
   }
-  uint64_t wrongTotal = 0;
-  for (const TableSummary& summary : summaries) wrongTotal += summary.wrongTotal;
-  return wrongTotal != 0 ? kExitWrongResults : 0;
+  return exitStatus(summaries);
 }
 
 }  // namespace

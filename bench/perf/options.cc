@@ -37,13 +37,13 @@ struct Flag {
 };
 
 constexpr Flag kFlags[] = {
-    {'b', "minbytes", true},    {'e', "maxbytes", true}, {'f', "stepfactor", true},
-    {'i', "stepbytes", true},   {'n', "iters", true},    {'w', "warmup_iters", true},
-    {'m', "min_seconds", true}, {'c', "check", true},    {'d', "datatype", true},
-    {'o', "op", true},          {'r', "root", true},     {'z', "blocking", true},
-    {'a', "average", true},     {'\0', "memory", true},  {'\0', "algo", true},
-    {'\0', "json", true},       {'\0', "csv", true},     {'\0', "plot", true},
-    {'h', "help", false},
+    {'b', "minbytes", true},     {'e', "maxbytes", true}, {'f', "stepfactor", true},
+    {'i', "stepbytes", true},    {'n', "iters", true},    {'w', "warmup_iters", true},
+    {'m', "min_seconds", true},  {'c', "check", true},    {'d', "datatype", true},
+    {'o', "op", true},           {'r', "root", true},     {'z', "blocking", true},
+    {'a', "average", true},      {'\0', "memory", true},  {'\0', "algo", true},
+    {'\0', "json", true},        {'\0', "csv", true},     {'\0', "plot", true},
+    {'\0', "interleave", false}, {'h', "help", false},
 };
 
 // Applies one flag's value to options; returns an error line, naming the flag as typed
@@ -130,7 +130,7 @@ std::string applyFlag(const Flag& flag, std::string_view spelledAs, std::string_
     return "";
   };
   if (flag.longName == "algo") {
-    if (value.empty()) return name + ": needs a schedule name or all";
+    if (value.empty()) return name + ": needs a schedule name, all or auto";
     options.algo = std::string(value);  // checked against the collective in validate()
     return "";
   }
@@ -154,6 +154,9 @@ std::string validate(const Options& options) {
     if (std::string error = checkAlgoOption(options.collective, options.algo); !error.empty()) {
       return error;
     }
+  }
+  if (options.interleave && tableAlgorithms(options.collective, options.algo).size() < 2) {
+    return "--interleave needs two tables or more to take turns: --algo auto,all, say";
   }
   if (options.minBytes > options.maxBytes) {
     return "-b (" + std::to_string(options.minBytes) + ") is larger than -e (" +
@@ -222,6 +225,10 @@ ParseResult parseOptions(int argc, const char* const* argv) {
     }
     if (!flag->takesValue) {
       if (value) return fail("option '" + std::string(arg) + "' takes no value");
+      if (flag->longName == "interleave") {
+        result.options.interleave = true;
+        continue;
+      }
       result.action = ParseResult::Action::kHelp;
       return result;
     }
@@ -270,7 +277,12 @@ Options:
                             (allreduce: ring, direct, oneshot, twoshot, recdoubling,
                             rabenseifner, tree, hierarchical; allgather: ring, bruck, hierarchical; broadcast: ring,
                             tree, hierarchical; reduce: ring, tree; reducescatter: ring; sendrecv: grouped;
-                            alltoall: pairwise). Default: hoop's own choice
+                            alltoall: pairwise). Default: hoop's own choice. A comma-separated list
+                            gives a table per entry; auto in it is hoop's own choice (auto,all)
+      --interleave          with several tables: time each row on every table in turn before the
+                            next row (all their communicators open at once), so that a machine
+                            whose speed drifts moves every table's row alike; tables print at
+                            the end
       --json <file>         write the run and every row as JSON (rank 0; see README.md)
       --csv <file>          write every row as CSV, one header line
       --plot <file.svg>     write bus bandwidth against size as an SVG chart

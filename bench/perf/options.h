@@ -36,9 +36,11 @@ struct Options {
   bool blocking = false;  // accepted for nccl-tests' command lines; host calls block anyway
   AverageMode average = AverageMode::kMean;
   MemoryKind memory = MemoryKind::kHost;
-  // --algo: "" (hoop's own choice, from HOOP_ALGO or its cost model), a schedule of the collective
-  // (algorithm.h), or "all" for one table per schedule.
+  // --algo: "" (hoop's own choice, from HOOP_ALGO or its cost model), or a comma-separated list
+  // of schedules of the collective, "all" (one table per schedule) and "auto" (algorithm.h).
   std::string algo;
+  // --interleave: every table's communicator at once, each row timed on each in turn.
+  bool interleave = false;
   // --json, --csv, --plot: result files rank 0 writes at the end; "" for none.
   std::string jsonPath;
   std::string csvPath;

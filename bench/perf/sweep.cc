@@ -61,55 +61,103 @@ void printOnRank0(int rank, const std::string& text) {
   std::fflush(stdout);
 }
 
-SweepResult runSweep(const Bench& bench) {
-  const Options& options = bench.options;
-  const Collective collective = options.collective;
-  const bool reduces = collectiveReduces(collective);
+std::vector<RowSpec> sweepRows(const Options& options) {
   // Collectives that only move data run once per type, with redop "none".
-  const std::vector<hoopRedOp_t> ops = reduces ? options.ops : std::vector<hoopRedOp_t>{hoopSum};
+  const std::vector<hoopRedOp_t> ops =
+      collectiveReduces(options.collective) ? options.ops : std::vector<hoopRedOp_t>{hoopSum};
   const std::vector<size_t> sizes =
       sizeSweep(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes);
-  const int shownRoot = collectiveHasRoot(collective) ? options.root : -1;
-
-  SweepResult result;
-  result.summary.algorithm = bench.forcedAlgorithm.value_or("auto");
-  double busBwSum = 0.0;
-  size_t busBwCount = 0;
+  std::vector<RowSpec> rows;
   for (hoopDataType_t type : options.types) {
     for (hoopRedOp_t op : ops) {
-      for (size_t size : sizes) {
-        const RowCounts counts = rowCounts(collective, size, typeSize(type), bench.nranks);
-        RowResult row;
-        row.collective = collective;
-        row.transport = transportInUse();
-        row.bytes = counts.bytes;
-        row.count = counts.count;
-        row.type = std::string(typeName(type));
-        row.redop = std::string(reduces ? opName(op) : "none");
-        row.root = shownRoot;
-        printOnRank0(bench.rank, rowPrefix(row.bytes, row.count, row.type, row.redop, row.root));
-        for (bool inPlace : {false, true}) {
-          const CallSpec call{collective,   type,       op,           options.root,
-                              counts.count, bench.rank, bench.nranks, inPlace};
-          const PlacementResult m =
-              measure(bench, call, counts.bytes, checkSeed(type, op, size, inPlace));
-          busBwSum += m.busBwGBs;
-          ++busBwCount;
-          result.summary.wrongTotal += m.wrong.value_or(0);
-          printOnRank0(bench.rank, placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
-          (inPlace ? row.inPlace : row.outOfPlace) = m;
-        }
-        // Asked after the timed calls: the schedule they ran, once hoop had settled it.
-        row.algorithm = scheduleForRow(bench.comm, collective, counts.count, type);
-        printOnRank0(bench.rank, scheduleColumn(row.algorithm) + "\n");
-        result.rows.push_back(std::move(row));
-      }
+      for (size_t size : sizes) rows.push_back({type, op, size});
     }
   }
-  result.summary.rows = result.rows.size();
-  result.summary.avgBusBwGBs = busBwCount > 0 ? busBwSum / busBwCount : 0.0;
+  return rows;
+}
+
+RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
+  const Options& options = bench.options;
+  const Collective collective = options.collective;
+  const RowCounts counts = rowCounts(collective, spec.size, typeSize(spec.type), bench.nranks);
+  RowResult row;
+  row.collective = collective;
+  row.transport = transportInUse();
+  row.bytes = counts.bytes;
+  row.count = counts.count;
+  row.type = std::string(typeName(spec.type));
+  row.redop = std::string(collectiveReduces(collective) ? opName(spec.op) : "none");
+  row.root = collectiveHasRoot(collective) ? options.root : -1;
+  const int printer = print ? bench.rank : -1;
+  printOnRank0(printer, rowPrefix(row.bytes, row.count, row.type, row.redop, row.root));
+  for (bool inPlace : {false, true}) {
+    const CallSpec call{collective,   spec.type,  spec.op,      options.root,
+                        counts.count, bench.rank, bench.nranks, inPlace};
+    PlacementResult& m = inPlace ? row.inPlace : row.outOfPlace;
+    m = measure(bench, call, counts.bytes, checkSeed(spec.type, spec.op, spec.size, inPlace));
+    printOnRank0(printer, placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
+  }
+  // Asked after the timed calls: the schedule they ran, once hoop had settled it.
+  row.algorithm = scheduleForRow(bench.comm, collective, counts.count, spec.type);
+  printOnRank0(printer, scheduleColumn(row.algorithm) + "\n");
+  return row;
+}
+
+namespace {
+
+// A table's records and footer figures: the mean bus bandwidth over every placement of every row.
+SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {
+  SweepResult result;
+  result.summary.algorithm = bench.forcedAlgorithm.value_or(std::string(kOwnChoice));
+  double busBwSum = 0.0;
+  for (const RowResult& row : rows) {
+    for (const PlacementResult* m : {&row.outOfPlace, &row.inPlace}) {
+      busBwSum += m->busBwGBs;
+      result.summary.wrongTotal += m->wrong.value_or(0);
+    }
+  }
+  result.summary.rows = rows.size();
+  result.summary.avgBusBwGBs = rows.empty() ? 0.0 : busBwSum / static_cast<double>(2 * rows.size());
+  result.rows = std::move(rows);
+  return result;
+}
+
+}  // namespace
+
+SweepResult runSweep(const Bench& bench) {
+  std::vector<RowResult> rows;
+  for (const RowSpec& spec : sweepRows(bench.options))
+    rows.push_back(measureRow(bench, spec, true));
+  SweepResult result = summarized(bench, std::move(rows));
   printOnRank0(bench.rank, tableFooter(result.summary.wrongTotal, result.summary.avgBusBwGBs));
   return result;
+}
+
+std::vector<SweepResult> runInterleavedSweeps(std::span<const Bench> benches) {
+  const std::vector<RowSpec> specs = sweepRows(benches.front().options);
+  std::vector<std::vector<RowResult>> rows(benches.size());
+  for (size_t r = 0; r < specs.size(); ++r) {
+    for (size_t k = 0; k < benches.size(); ++k) {
+      const size_t t = tableInTurn(r, k, benches.size());
+      rows[t].push_back(measureRow(benches[t], specs[r], false));
+    }
+  }
+  std::vector<SweepResult> sweeps;
+  for (size_t t = 0; t < benches.size(); ++t) {
+    sweeps.push_back(summarized(benches[t], std::move(rows[t])));
+  }
+  return sweeps;
+}
+
+void printSweep(int rank, const SweepResult& sweep) {
+  for (const RowResult& row : sweep.rows) {
+    std::string line = rowPrefix(row.bytes, row.count, row.type, row.redop, row.root);
+    for (const PlacementResult* m : {&row.outOfPlace, &row.inPlace}) {
+      line += placementColumns(m->timeUs, m->algBwGBs, m->busBwGBs, m->wrong);
+    }
+    printOnRank0(rank, line + scheduleColumn(row.algorithm) + "\n");
+  }
+  printOnRank0(rank, tableFooter(sweep.summary.wrongTotal, sweep.summary.avgBusBwGBs));
 }
 
 }  // namespace hoop::perf

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@
 
 namespace hoop::perf {
 
-// Prints rank 0's text at once, so a hang shows which row it is in.
+// Prints rank 0's text at once, so a hang shows which row it is in; rank -1 prints nothing.
 void printOnRank0(int rank, const std::string& text);
 
 // What every measurement of a table shares.
@@ -36,8 +37,33 @@ struct SweepResult {
   TableSummary summary;
 };
 
+// One row of a sweep: a type, an op and a size, both placements.
+struct RowSpec {
+  hoopDataType_t type;
+  hoopRedOp_t op;
+  size_t size;
+};
+
+// The run's rows in the order a table prints them: every type, op, then size.
+std::vector<RowSpec> sweepRows(const Options& options);
+
+// Times one row on bench's communicator, out-of-place then in-place, and checks it (-c 1);
+// prints it on rank 0 as it goes when `print`.
+RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print);
+
 // Prints the rows and the footer (not the column header) on rank 0; every rank returns the same
 // records.
 SweepResult runSweep(const Bench& bench);
+
+// --interleave's turns: the table that runs k-th in row `row` of `tables`. Each row opens with the
+// next table, so that no table always takes a new size's first calls on the machine.
+inline size_t tableInTurn(size_t row, size_t k, size_t tables) { return (row + k) % tables; }
+
+// --interleave: every bench's sweep, row by row, each row timed on every bench in turn before the
+// next row; prints nothing (printSweep, after). The benches share the run's buffers and options.
+std::vector<SweepResult> runInterleavedSweeps(std::span<const Bench> benches);
+
+// A sweep's rows and footer as runSweep prints them, on rank 0.
+void printSweep(int rank, const SweepResult& sweep);
 
 }  // namespace hoop::perf

@@ -62,14 +62,21 @@ TEST(Algorithm, AlgoOptionChecks) {
   EXPECT_EQ(checkAlgoOption(Collective::kSendRecv, "all"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "bruck"),
             "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, twoshot, "
-            "recdoubling, rabenseifner, tree, hierarchical, or all");
+            "recdoubling, rabenseifner, tree, hierarchical, all or auto");
   EXPECT_EQ(checkAlgoOption(Collective::kReduceScatter, "direct"),
-            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
+            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring, all or auto");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "pairwise"), "");
   EXPECT_EQ(checkAlgoOption(Collective::kAllToAll, "ring"),
-            "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise or all");
+            "--algo: alltoall has one schedule, pairwise, not 'ring'; use pairwise, all or auto");
   EXPECT_EQ(checkAlgoOption(Collective::kReduce, "chain"),
-            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, all or auto");
+  // Lists: every entry is checked, an empty one too.
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "auto,all"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kAllReduce, "auto,ring,tree"), "");
+  EXPECT_EQ(checkAlgoOption(Collective::kReduce, "ring,chain"),
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, all or auto");
+  EXPECT_EQ(checkAlgoOption(Collective::kReduce, "ring,"),
+            "--algo: unknown reduce schedule ''; use ring, tree, all or auto");
 }
 
 TEST(Algorithm, TablesPerAlgoOption) {
@@ -81,6 +88,9 @@ TEST(Algorithm, TablesPerAlgoOption) {
   EXPECT_EQ(tableAlgorithms(Collective::kReduce, "all"), (Tables{"ring", "tree"}));
   EXPECT_EQ(tableAlgorithms(Collective::kReduceScatter, "all"), Tables{"ring"});
   EXPECT_EQ(tableAlgorithms(Collective::kAllToAll, "all"), Tables{"pairwise"});
+  // A list: one table per entry, in order; "auto" is hoop's own choice beside forced ones.
+  EXPECT_EQ(tableAlgorithms(Collective::kReduce, "auto,all"), (Tables{"auto", "ring", "tree"}));
+  EXPECT_EQ(tableAlgorithms(Collective::kAllReduce, "tree,auto"), (Tables{"tree", "auto"}));
 }
 
 }  // namespace

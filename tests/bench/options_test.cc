@@ -204,13 +204,31 @@ TEST(Options, Algo) {
   EXPECT_EQ(parseOk({"sendrecv", "--algo", "all"}).algo, "all");
   EXPECT_EQ(parseError({"allreduce", "--algo", "bruck"}),
             "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, twoshot, "
-            "recdoubling, rabenseifner, tree, hierarchical, or all");
+            "recdoubling, rabenseifner, tree, hierarchical, all or auto");
   // The check needs the collective, whichever order the flags come in.
   EXPECT_EQ(parseError({"reducescatter", "--algo", "direct"}),
-            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring or all");
+            "--algo: reducescatter has one schedule, ring, not 'direct'; use ring, all or auto");
   EXPECT_EQ(parseError({"reduce", "--algo=chain"}),
-            "--algo: unknown reduce schedule 'chain'; use ring, tree, or all");
-  EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name or all");
+            "--algo: unknown reduce schedule 'chain'; use ring, tree, all or auto");
+  EXPECT_EQ(parseError({"allreduce", "--algo="}), "--algo: needs a schedule name, all or auto");
+  EXPECT_EQ(parseOk({"allreduce", "--algo", "auto,all"}).algo, "auto,all");
+  EXPECT_EQ(parseError({"allreduce", "--algo", "auto,bruck"}),
+            "--algo: unknown allreduce schedule 'bruck'; use ring, direct, oneshot, twoshot, "
+            "recdoubling, rabenseifner, tree, hierarchical, all or auto");
+}
+
+// --interleave takes no value and needs two tables or more.
+TEST(Options, Interleave) {
+  EXPECT_FALSE(parseOk({"allreduce", "--algo", "all"}).interleave);
+  EXPECT_TRUE(parseOk({"allreduce", "--algo", "auto,all", "--interleave"}).interleave);
+  EXPECT_TRUE(parseOk({"allreduce", "--interleave", "--algo", "ring,tree"}).interleave);
+  const std::string needsTables =
+      "--interleave needs two tables or more to take turns: --algo auto,all, say";
+  EXPECT_EQ(parseError({"allreduce", "--interleave"}), needsTables);
+  EXPECT_EQ(parseError({"allreduce", "--algo", "ring", "--interleave"}), needsTables);
+  EXPECT_EQ(parseError({"reducescatter", "--algo", "all", "--interleave"}), needsTables);
+  EXPECT_EQ(parseError({"allreduce", "--algo", "all", "--interleave=1"}),
+            "option '--interleave=1' takes no value");
 }
 
 TEST(Options, CombinationErrors) {
