@@ -203,9 +203,12 @@ def add_pick(picks, row):
 
 
 def add_forced(forced, row):
-    """A row of a forced table, under the schedule that ran it (hoop's own choice where the forced
-    one cannot serve the row: one-shot above its eager buffers, the hierarchy on one host)."""
-    add_times(forced.setdefault(int(row["size_bytes"]), {}).setdefault(row["algorithm"], {}), row)
+    """A row of a forced table, where that schedule ran it. Where it cannot serve the row (one-shot
+    above its eager buffers, the hierarchy on one host) hoop's own choice ran: left out, so that
+    every schedule's figure comes from its own table's rows alone."""
+    if row["algorithm"] == row["table"]:
+        add_times(forced.setdefault(int(row["size_bytes"]), {}).setdefault(row["algorithm"], {}),
+                  row)
 
 
 def add_times(times, row):
