@@ -61,6 +61,16 @@ void printOnRank0(int rank, const std::string& text) {
   std::fflush(stdout);
 }
 
+namespace {
+
+// One row of a sweep: a type, an op and a size, both placements.
+struct RowSpec {
+  hoopDataType_t type;
+  hoopRedOp_t op;
+  size_t size;
+};
+
+// The run's rows in the order a table prints them: every type, op, then size.
 std::vector<RowSpec> sweepRows(const Options& options) {
   // Collectives that only move data run once per type, with redop "none".
   const std::vector<hoopRedOp_t> ops =
@@ -76,6 +86,8 @@ std::vector<RowSpec> sweepRows(const Options& options) {
   return rows;
 }
 
+// Times one row on bench's communicator, out-of-place then in-place, and checks it (-c 1);
+// prints it on rank 0 as it goes when `print`.
 RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
   const Options& options = bench.options;
   const Collective collective = options.collective;
@@ -88,22 +100,22 @@ RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
   row.type = std::string(typeName(spec.type));
   row.redop = std::string(collectiveReduces(collective) ? opName(spec.op) : "none");
   row.root = collectiveHasRoot(collective) ? options.root : -1;
-  const int printer = print ? bench.rank : -1;
-  printOnRank0(printer, rowPrefix(row.bytes, row.count, row.type, row.redop, row.root));
+  auto show = [&](const std::string& text) {
+    if (print) printOnRank0(bench.rank, text);
+  };
+  show(rowPrefix(row.bytes, row.count, row.type, row.redop, row.root));
   for (bool inPlace : {false, true}) {
     const CallSpec call{collective,   spec.type,  spec.op,      options.root,
                         counts.count, bench.rank, bench.nranks, inPlace};
     PlacementResult& m = inPlace ? row.inPlace : row.outOfPlace;
     m = measure(bench, call, counts.bytes, checkSeed(spec.type, spec.op, spec.size, inPlace));
-    printOnRank0(printer, placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
+    show(placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
   }
   // Asked after the timed calls: the schedule they ran, once hoop had settled it.
   row.algorithm = scheduleForRow(bench.comm, collective, counts.count, spec.type);
-  printOnRank0(printer, scheduleColumn(row.algorithm) + "\n");
+  show(scheduleColumn(row.algorithm) + "\n");
   return row;
 }
-
-namespace {
 
 // A table's records and footer figures: the mean bus bandwidth over every placement of every row.
 SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {

@@ -16,7 +16,7 @@
 
 namespace hoop::perf {
 
-// Prints rank 0's text at once, so a hang shows which row it is in; rank -1 prints nothing.
+// Prints rank 0's text at once, so a hang shows which row it is in.
 void printOnRank0(int rank, const std::string& text);
 
 // What every measurement of a table shares.
@@ -36,20 +36,6 @@ struct SweepResult {
   std::vector<RowResult> rows;
   TableSummary summary;
 };
-
-// One row of a sweep: a type, an op and a size, both placements.
-struct RowSpec {
-  hoopDataType_t type;
-  hoopRedOp_t op;
-  size_t size;
-};
-
-// The run's rows in the order a table prints them: every type, op, then size.
-std::vector<RowSpec> sweepRows(const Options& options);
-
-// Times one row on bench's communicator, out-of-place then in-place, and checks it (-c 1);
-// prints it on rank 0 as it goes when `print`.
-RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print);
 
 // Prints the rows and the footer (not the column header) on rank 0; every rank returns the same
 // records.
