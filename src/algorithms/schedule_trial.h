@@ -67,7 +67,7 @@ struct CostModel;
 // Up to six, every schedule one host runs over TCP: with four, at 2 ranks over TCP, the ring,
 // two-shot, the double tree and Rabenseifner, which are the same two exchanges at 2 ranks and
 // priced within 3% of each other, took every place at 128 KiB, and the direct exchange, priced
-// 4% above them and the fastest forced there in both tables of a 16-CPU host (46-48 us against
+// 4% above them and the fastest forced there in both tables of a 16-CPU host (47-49 us against
 // their 50-70), was never timed (thirty-third pass).
 inline constexpr double kTrialMargin = 3.0;
 inline constexpr size_t kMaxTrialCandidates = 6;
