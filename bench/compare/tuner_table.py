@@ -99,8 +99,8 @@ def perf_rows(json_path):
             row = next(rows)
             flat.append({"table": table["algorithm"], "size_bytes": row["size_bytes"],
                          "algorithm": row["algorithm"],
-                         **{column: row["out_of_place"][key]
-                            for column, key, _ in METRICS.values()}})
+                         **{metric: row["out_of_place"][key]
+                            for metric, (key, _) in METRICS.items()}})
     return flat
 
 
@@ -154,8 +154,7 @@ def main():
             for size_range in (one for spec in args.sizes.split()
                                for one in launches(parse_range(spec), args.launch_per_size)):
                 if args.interleave:
-                    log_path = args.logs and os.path.join(
-                        args.logs, f"round{round_number}-{size_range[0]}-build.log")
+                    log_path = launch_log(args, round_number, size_range, "build")
                     for row in run_perf(args, size_range, "auto,all", path, None, log_path,
                                         interleave=True):
                         if row["table"] == "auto":
@@ -168,8 +167,7 @@ def main():
                     own_runs.append((baseline, args.baseline))
                 for picks, build in own_runs:
                     which = "baseline" if picks is baseline else "build"
-                    log_path = args.logs and os.path.join(
-                        args.logs, f"round{round_number}-{size_range[0]}-{which}.log")
+                    log_path = launch_log(args, round_number, size_range, which)
                     for row in run_perf(args, size_range, None, path, build, log_path):
                         add_pick(picks, row)
                 for row in run_perf(args, size_range, "all", path):
@@ -190,9 +188,15 @@ def main():
 # came first and waited, so the median of those maxima charges a schedule for its ranks' skew in
 # arrival, which a loop does not pay (bench/RESULTS.md, twenty-seventh pass).
 METRICS = {
-    "mean": ("oop_time_us", "time_us", "mean call of a batch"),
-    "median": ("oop_median_us", "median_us", "median call"),
+    "mean": ("time_us", "mean call of a batch"),
+    "median": ("median_us", "median call"),
 }
+
+
+def launch_log(args, round_number, size_range, which):
+    """Where --logs keeps a launch's tuner log (None without --logs)."""
+    return args.logs and os.path.join(args.logs,
+                                      f"round{round_number}-{size_range[0]}-{which}.log")
 
 
 def add_pick(picks, row):
@@ -212,12 +216,12 @@ def add_forced(forced, row):
 
 
 def add_times(times, row):
-    for metric, (column, _, _) in METRICS.items():
-        times.setdefault(metric, []).append(float(row[column]))
+    for metric in METRICS:
+        times.setdefault(metric, []).append(float(row[metric]))
 
 
 def print_table(args, metric, chosen, baseline, forced):
-    print(f"\n### Judged by the {METRICS[metric][2]} (us of the slowest rank, median over rounds)\n")
+    print(f"\n### Judged by the {METRICS[metric][1]} (us of the slowest rank, median over rounds)\n")
     print("| size | hoop's pick | pick forced us | fastest forced | us | pick/fastest "
           "| hoop's own run us |" + (" baseline's pick | its pick/fastest |"
                                      if args.baseline else ""))
@@ -237,7 +241,7 @@ def print_table(args, metric, chosen, baseline, forced):
             baseline_worst = max(baseline_worst, base_us / best_us)
             line += f" {base_label} | {base_us / best_us:.2f} |"
         print(line)
-    print(f"\nworst pick/fastest by the {METRICS[metric][2]}: {worst:.2f}; "
+    print(f"\nworst pick/fastest by the {METRICS[metric][1]}: {worst:.2f}; "
           f"{split_sizes(chosen)} of {len(chosen)} sizes picked differently between launches")
     if args.baseline:
         print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}; "

@@ -226,7 +226,7 @@ hoopComm_t openTableComm(Collective collective, const std::optional<std::string>
   return comm;
 }
 
-Bench tableBench(hoopComm_t comm, const Options& options, RunState& state,
+Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
                  const std::optional<std::string>& algorithm) {
   const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
   return Bench{comm,
