@@ -131,7 +131,7 @@ size_t confirmCallsFor(double agreedUs) {
 }
 
 size_t runCallsFor(double agreedUs) {
-  return (confirmCallsFor(agreedUs) + kConfirmRuns - 1) / kConfirmRuns;
+  return std::max(kMinRunCalls, (confirmCallsFor(agreedUs) + kConfirmRuns - 1) / kConfirmRuns);
 }
 
 size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed) {
@@ -168,8 +168,7 @@ bool ScheduleTrial::countConfirmCall(double us) {
 std::vector<double> ScheduleTrial::medianRunsUs() const {
   std::vector<double> figures;
   for (const size_t c : std::span(confirmOrder).first(confirmCount)) {
-    const size_t calls = runCallsOf(c);
-    const double timedPerRun = static_cast<double>(runOpensUntimed(calls) ? calls - 1 : calls);
+    const double timedPerRun = static_cast<double>(runCallsOf(c) - 1);
     std::array<double, kConfirmRuns> means{};
     for (size_t r = 0; r < kConfirmRuns; ++r) means[r] = runUs[c][r] / timedPerRun;
     figures.push_back(medianOf(means));

@@ -15,9 +15,8 @@
 // 3. Confirmation in a row: every candidate whose figure is within kConfirmReach of the least
 //    runs kConfirmRuns runs of calls in a row, interleaved: round r runs each one's r-th run, in
 //    turn, so that a stretch of the machine's noise falls on one run of several candidates, not
-//    on all the runs of one. A run's first call is untimed, as a burst's, where the run holds
-//    three calls or more. Each candidate's figure is the slowest rank's median of its runs' mean
-//    calls, and replaces its timed one.
+//    on all the runs of one. A run's first call is untimed, as a burst's. Each candidate's figure
+//    is the slowest rank's median of its runs' mean calls, and replaces its timed one.
 // 4. The class settles on the fastest confirmed candidate. A later candidate displaces an earlier
 //    one only by beating it by kTrialWinFraction, so schedules within the noise keep the model's
 //    order.
@@ -110,7 +109,8 @@ inline constexpr double kTrialWinFraction = 0.03;
 // Rabenseifner at 1313 and two-shot at 1790 (thirty-second pass).
 //
 // How many: as many calls as fit kConfirmBudgetUs by the candidate's figure, from 4 to 64 (64
-// calls up to 3 ms a call, four of a 256 MiB allreduce), so that each run below holds several
+// calls up to 3 ms a call, four of a 256 MiB allreduce, which its runs' untimed first calls make
+// eight: kMinRunCalls), so that each run below holds several
 // calls of 1-30 ms and a schedule's occasional slow call, which a loop pays, counts: with 20 ms,
 // a 2-16 ms call got 4-10 calls, the figure was near its median call, and 4-rank TCP tables kept
 // two-shot at 2 MiB at 1.2-1.6x the ring or the tree, pass after pass (twenty-eighth pass). But at
@@ -170,14 +170,17 @@ TrialPlan trialPlan(double fastestPredictedUs);
 size_t trialSizeClass(size_t bytes);
 // How many calls in a row confirm a candidate whose agreed figure is `agreedUs`, in all.
 size_t confirmCallsFor(double agreedUs);
-// How many calls each of its kConfirmRuns runs holds: confirmCallsFor()'s share, rounded up.
+// How many calls each of its kConfirmRuns runs holds: confirmCallsFor()'s share, rounded up, and
+// at least kMinRunCalls.
 size_t runCallsFor(double agreedUs);
-// Whether a run of `runCalls` calls leaves its first untimed: it absorbs the previous schedule's
-// tail, as a burst's first call does. Not in runs of one or two calls: those are calls of 25 ms or
-// more, each spanning many steps, where the tail is a small part of a call, and leaving one out
-// would halve what the figure rests on.
-inline constexpr size_t kRunCallsForUntimedFirst = 3;
-inline bool runOpensUntimed(size_t runCalls) { return runCalls >= kRunCallsForUntimedFirst; }
+// Every run opens with an untimed call: it absorbs the previous schedule's tail, as a burst's first
+// call does, so a run holds two calls at least. Calls of 25 ms and more once ran in runs of one or
+// two, all timed, on the grounds that a tail is a small part of so long a call; but at 32 MiB, 4
+// ranks over loopback TCP, the first call after another schedule took 1.3-2x a steady one for the
+// ring, the double tree and two-shot alike, and the trial's runs read the three within 2%
+// (36.7-37.5 ms) where loops put the ring at 26 ms and the others at 35 (bench/RESULTS.md,
+// thirty-fourth pass).
+inline constexpr size_t kMinRunCalls = 2;
 // The fastest of the candidates confirmed in a row (one at least); a later one must beat an
 // earlier one by kTrialWinFraction.
 size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed);
@@ -236,9 +239,7 @@ struct ScheduleTrial {
   }
   // Calls in each of candidate c's runs (by its timed figure, which confirming leaves in place).
   size_t runCallsOf(size_t c) const { return runCallsFor(agreedUs[c]); }
-  bool nextRunCallTimed() const {
-    return runCallsDone > 0 || !runOpensUntimed(runCallsOf(runCandidate()));
-  }
+  bool nextRunCallTimed() const { return runCallsDone > 0; }
   // Counts the next call of the confirmation (its microseconds go to its run when it is timed);
   // true once it was the last.
   bool countConfirmCall(double us);

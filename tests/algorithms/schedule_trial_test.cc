@@ -175,14 +175,16 @@ TEST(ScheduleTrial, CandidatesTimedWithinReachOfTheLeastAreConfirmedLeastFirst) 
   EXPECT_EQ(candidatesToConfirm(Figures{5.0, 4.0, 5.0}), (Order{1, 0, 2}));
 }
 
-// Each candidate's calls in a row, shared out among its runs, rounded up.
+// Each candidate's calls in a row, shared out among its runs, rounded up; two at least, as each run
+// opens with an untimed call.
 TEST(ScheduleTrial, RunsShareTheConfirmationsCalls) {
   EXPECT_EQ(runCallsFor(20000), 3u);   // 10 calls
   EXPECT_EQ(runCallsFor(40), 16u);     // 64
   EXPECT_EQ(runCallsFor(30), 17u);     // 67
   EXPECT_EQ(runCallsFor(0.5), 1000u);  // 4000
   EXPECT_EQ(runCallsFor(0), kMostConfirmCalls / kConfirmRuns);
-  EXPECT_EQ(runCallsFor(60000), 1u);  // 4
+  EXPECT_EQ(runCallsFor(37000), 2u);  // 6 calls
+  EXPECT_EQ(runCallsFor(60000), 2u);  // 4 calls, one a run, and each run's untimed first
 }
 
 // A trial of three candidates whose timed rounds read `timedUs`, confirming.
@@ -196,14 +198,11 @@ ScheduleTrial confirmingTrial(const std::array<AlgorithmEntry, 3>& schedules,
 }
 
 // Round r runs every confirmed candidate's r-th run, starting r candidates later; a run's first
-// call is untimed unless the run has one or two; untimed calls do not count, and a stretch of slow
-// calls that falls on one round moves no candidate's figure.
+// call is untimed, in runs of two too; untimed calls do not count, and a stretch of slow calls
+// that falls on one round moves no candidate's figure.
 TEST(ScheduleTrial, ConfirmationRunsInterleaveStartingInTurn) {
-  EXPECT_FALSE(runOpensUntimed(1));
-  EXPECT_FALSE(runOpensUntimed(2));
-  EXPECT_TRUE(runOpensUntimed(3));
   const std::array<AlgorithmEntry, 3> schedules{};
-  // Runs of 3, 3 and 1 calls (10, 11 and 4 calls in a row), least figure first: 1, 0, 2.
+  // Runs of 3, 3 and 2 calls (10, 11 and 4 calls in a row), least figure first: 1, 0, 2.
   ScheduleTrial trial = confirmingTrial(schedules, {20000.0, 19000.0, 50000.0});
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   ASSERT_EQ(trial.confirmCount, 3u);
@@ -222,7 +221,7 @@ TEST(ScheduleTrial, ConfirmationRunsInterleaveStartingInTurn) {
     const double us = !timed ? 1e6 : quietUs[c] * (trial.confirmRound() == 2 ? 5 : 1);
     last = trial.countConfirmCall(us);
   }
-  EXPECT_EQ(calls, 4u * (3 + 3 + 1));
+  EXPECT_EQ(calls, 4u * (3 + 3 + 2));
   EXPECT_EQ(runOpeners, (std::vector<size_t>{1, 0, 2, 0, 2, 1, 2, 1, 0, 1, 0, 2}));
   EXPECT_EQ(timedCalls, (std::array<size_t, 3>{8, 8, 4}));
   // Each run's mean call, the median of the four: the slow round is left out.
