@@ -110,14 +110,14 @@ inline constexpr double kTrialWinFraction = 0.03;
 //
 // How many: as many calls as fit kConfirmBudgetUs by the candidate's figure, from 4 to 64 (64
 // calls up to 3 ms a call, four of a 256 MiB allreduce, which its runs' untimed first calls make
-// eight: kMinRunCalls), so that each run below holds several
-// calls of 1-30 ms and a schedule's occasional slow call, which a loop pays, counts: with 20 ms,
-// a 2-16 ms call got 4-10 calls, the figure was near its median call, and 4-rank TCP tables kept
-// two-shot at 2 MiB at 1.2-1.6x the ring or the tree, pass after pass (twenty-eighth pass). But at
-// least as many as fill kMinConfirmSpanUs (up to kMostConfirmCalls), so that calls under 31 us are
-// judged over 2 ms too: 64 calls of half a microsecond spanned 32 us, where one interrupt moves a
-// run's mean, and one launch in six settled on the direct exchange at 0.9 us against one-shot's
-// 0.4-0.5 (2 ranks over shm at 8 B, thirtieth pass).
+// eight: kMinRunCalls), so that each run below holds several calls of 1-30 ms and a schedule's
+// occasional slow call, which a loop pays, counts: with 20 ms, a 2-16 ms call got 4-10 calls, the
+// figure was near its median call, and 4-rank TCP tables kept two-shot at 2 MiB at 1.2-1.6x the
+// ring or the tree, pass after pass (twenty-eighth pass). But at least as many as fill
+// kMinConfirmSpanUs (up to kMostConfirmCalls), so that calls under 31 us are judged over 2 ms too:
+// 64 calls of half a microsecond spanned 32 us, where one interrupt moves a run's mean, and one
+// launch in six settled on the direct exchange at 0.9 us against one-shot's 0.4-0.5 (2 ranks over
+// shm at 8 B, thirtieth pass).
 //
 // The figure: the median of kConfirmRuns runs' mean calls. A mean, as a loop pays it, where a
 // median call leaves out slow calls, more of some schedules' than of others' (one rank's median

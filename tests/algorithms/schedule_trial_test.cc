@@ -202,7 +202,8 @@ ScheduleTrial confirmingTrial(const std::array<AlgorithmEntry, 3>& schedules,
 // that falls on one round moves no candidate's figure.
 TEST(ScheduleTrial, ConfirmationRunsInterleaveStartingInTurn) {
   const std::array<AlgorithmEntry, 3> schedules{};
-  // Runs of 3, 3 and 2 calls (10, 11 and 4 calls in a row), least figure first: 1, 0, 2.
+  // Runs of 3, 3 and 2 calls (10, 11 and 4 calls in a row, the last two a run at least), least
+  // figure first: 1, 0, 2.
   ScheduleTrial trial = confirmingTrial(schedules, {20000.0, 19000.0, 50000.0});
   ASSERT_EQ(trial.phase, ScheduleTrial::Phase::kConfirming);
   ASSERT_EQ(trial.confirmCount, 3u);
