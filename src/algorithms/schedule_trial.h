@@ -181,6 +181,11 @@ size_t runCallsFor(double agreedUs);
 // (36.7-37.5 ms) where loops put the ring at 26 ms and the others at 35 (bench/RESULTS.md,
 // thirty-fourth pass).
 inline constexpr size_t kMinRunCalls = 2;
+// A run's figure divides by its timed calls (all but the first), and raising short runs to
+// kMinRunCalls must not take a confirmation past kMostConfirmCalls, which kMostCallsToSettle
+// counts.
+static_assert(kMinRunCalls >= 2);
+static_assert(kMinRunCalls * kConfirmRuns <= kMostConfirmCalls);
 // The fastest of the candidates confirmed in a row (one at least); a later one must beat an
 // earlier one by kTrialWinFraction.
 size_t fastestConfirmed(std::span<const double> agreedUs, std::span<const bool> confirmed);
