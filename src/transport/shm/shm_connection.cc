@@ -26,21 +26,15 @@ ShmConnection::ShmConnection(Setup setup)
       spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmCacheLine * kShmCacheLine),
       slotCursor_(setup.slots, 0),
       livenessInterval_(setup.livenessInterval) {
-  touchSpreadPages();
+  touchSegmentPages();
 }
 
-void ShmConnection::touchSpreadPages() const {
+void ShmConnection::touchSegmentPages() const {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  // Messages start within spreadBytes_ of a slot's data; a slot's first line is used either way.
-  const size_t reach = std::max(spreadBytes_, kShmCacheLine);
+  // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
+  const volatile uint8_t* base = static_cast<const uint8_t*>(segment_.data());
   uint8_t seen = 0;
-  for (const int ring : {0, 1}) {
-    for (size_t s = 0; s < layout_.slots(); ++s) {
-      // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
-      const volatile uint8_t* data = layout_.data(ring, s);
-      for (size_t offset = 0; offset < reach; offset += page) seen ^= data[offset];
-    }
-  }
+  for (size_t offset = 0; offset < segment_.size(); offset += page) seen ^= base[offset];
   static_cast<void>(seen);
 }
 

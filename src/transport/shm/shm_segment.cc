@@ -38,10 +38,8 @@ std::string mebibytes(size_t bytes) {
 // ranks exchanging 2 KiB spread over 128 KiB a slot took 137 us a call for their first 300
 // calls, and 27 us once every page had been touched (bench/RESULTS.md, twenty-first pass).
 // Populating is not all of it: on a KVM guest a process's first read of a populated page still
-// cost about 12 us, so each connection also reads the pages its messages reach, at set-up
-// (ShmConnection::touchSpreadPages). Not here, for every page: a connection knows which of its
-// slots' pages messages reach, and reading a whole segment's pages would cost set-up about as
-// many 12 us reads as it has pages.
+// cost 6-12 us, so each connection also reads every page of its segment once, at set-up
+// (ShmConnection::touchSegmentPages).
 Mapping mapShared(int fd, size_t bytes, const std::string& name) {
   void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (address == MAP_FAILED) {
