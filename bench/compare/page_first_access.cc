@@ -3,9 +3,9 @@
 // On some virtual machines the first access to each page costs microseconds even where the page
 // is allocated and mapped, and it is paid again by every process that maps it. hoop's
 // shared-memory connections read every page of their segment at set-up for that reason
-// (ShmConnection::touchSegmentPages); this program measures the cost that read moves out of the
-// collectives, with segments made exactly as hoop makes them (ShmSegment: posix_fallocate, then
-// mmap with MAP_POPULATE).
+// (readEveryPage in src/transport/shm/shm_segment.cc); this program measures the cost that read
+// moves out of the collectives, with segments made as hoop makes them (posix_fallocate, then mmap
+// with MAP_POPULATE) but without that read.
 //
 //   hoop-page-first-access [--size 8M] [--repeats 5]
 //
@@ -17,7 +17,9 @@
 //                            page, then reads one byte of every page
 //   peer reads new data      the creator writes every byte; the peer copies them all out: once
 //     without set-up read    with nothing read before, once after reading one byte of every page
-//     after set-up read      when it mapped the segment (what touchSegmentPages does)
+//     after set-up read      when it mapped the segment (what hoop does)
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,10 +32,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/env.h"
-#include "transport/shm/shm_segment.h"
+#include "transport/shm/shm_segment.h"  // Mapping
 #include "transport/tcp/socket.h"
 
 namespace {
@@ -117,29 +120,79 @@ double withPeer(const Pipe& toParent, Child child, Parent parent) {
   return value;
 }
 
-hoop::ShmSegment newSegment(size_t bytes) { return hoop::ShmSegment::create(bytes, "/dev/shm", 0); }
+// A POSIX shared-memory segment made and mapped as ShmSegment makes one, less its read of every
+// page; the creator removes the name when it goes.
+class Segment {
+ public:
+  static Segment create(size_t bytes) {
+    static int made = 0;
+    Segment segment;
+    segment.name_ =
+        "/hoop-page-first-access-" + std::to_string(::getpid()) + "-" + std::to_string(made++);
+    const hoop::UniqueFd fd(::shm_open(segment.name_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
+    if (!fd.valid()) die("shm_open");
+    segment.creator_ = true;
+    if (::ftruncate(fd.get(), static_cast<off_t>(bytes)) != 0) die("ftruncate");
+    if (::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)) != 0) die("posix_fallocate");
+    segment.map(fd.get(), bytes);
+    return segment;
+  }
+  static Segment open(const std::string& name, size_t bytes) {
+    Segment segment;
+    const hoop::UniqueFd fd(::shm_open(name.c_str(), O_RDWR, 0));
+    if (!fd.valid()) die("shm_open");
+    segment.map(fd.get(), bytes);
+    return segment;
+  }
+  Segment(Segment&& other) noexcept
+      : mapping_(std::move(other.mapping_)),
+        name_(std::move(other.name_)),
+        creator_(std::exchange(other.creator_, false)) {}
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  Segment& operator=(Segment&&) = delete;
+  ~Segment() {
+    if (creator_) ::shm_unlink(name_.c_str());
+  }
+
+  char* data() const { return static_cast<char*>(mapping_.get()); }
+  const std::string& name() const { return name_; }
+
+ private:
+  Segment() = default;
+  void map(int fd, size_t bytes) {
+    void* address =
+        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    if (address == MAP_FAILED) die("mmap");
+    mapping_ = hoop::Mapping(address, bytes);
+  }
+
+  hoop::Mapping mapping_;
+  std::string name_;
+  bool creator_ = false;
+};
 
 double peerFirstRead(size_t bytes) {
-  const hoop::ShmSegment segment = newSegment(bytes);
+  const Segment segment = Segment::create(bytes);
   readEveryPage(segment.data(), bytes);
   const Pipe toParent;
   return withPeer(
       toParent,
       [&] {
-        const hoop::ShmSegment mine = hoop::ShmSegment::open(segment.name(), bytes);
+        const Segment mine = Segment::open(segment.name(), bytes);
         return readEveryPage(mine.data(), bytes);
       },
       [] {});
 }
 
 double peerReadsNewData(size_t bytes, bool readAtSetUp) {
-  const hoop::ShmSegment segment = newSegment(bytes);
+  const Segment segment = Segment::create(bytes);
   const Pipe toParent;
   const Pipe toChild;
   return withPeer(
       toParent,
       [&] {
-        const hoop::ShmSegment mine = hoop::ShmSegment::open(segment.name(), bytes);
+        const Segment mine = Segment::open(segment.name(), bytes);
         std::vector<char> copy(bytes, 1);  // every page written: the copy below faults none
         if (readAtSetUp) readEveryPage(mine.data(), bytes);
         toParent.send(0);   // mapped: the creator may write
@@ -168,7 +221,7 @@ int run(size_t bytes, int repeats) {
   Figures anonymous, first, second, peer, without, after;
   for (int r = 0; r < repeats; ++r) {
     anonymous.values.push_back(anonymousFirstWrite(bytes));
-    const hoop::ShmSegment segment = newSegment(bytes);
+    const Segment segment = Segment::create(bytes);
     first.values.push_back(readEveryPage(segment.data(), bytes));
     second.values.push_back(readEveryPage(segment.data(), bytes));
     peer.values.push_back(peerFirstRead(bytes));

@@ -1,7 +1,5 @@
 #include "transport/shm/shm_connection.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -25,18 +23,7 @@ ShmConnection::ShmConnection(Setup setup)
       peerCmaThreshold_(std::max<size_t>(setup.peerCmaThresholdBytes, 1)),
       spreadBytes_(std::min(setup.spreadBytes, setup.slotBytes) / kShmCacheLine * kShmCacheLine),
       slotCursor_(setup.slots, 0),
-      livenessInterval_(setup.livenessInterval) {
-  touchSegmentPages();
-}
-
-void ShmConnection::touchSegmentPages() const {
-  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
-  const volatile uint8_t* base = static_cast<const uint8_t*>(segment_.data());
-  uint8_t seen = 0;
-  for (size_t offset = 0; offset < segment_.size(); offset += page) seen ^= base[offset];
-  static_cast<void>(seen);
-}
+      livenessInterval_(setup.livenessInterval) {}
 
 ShmConnection::~ShmConnection() {
   self().state.closed.store(1, std::memory_order_release);

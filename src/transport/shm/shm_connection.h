@@ -212,17 +212,6 @@ class ShmConnection : public Connection {
   void announceSleep();
   void endSleep();  // the first progress() after a sleep: see ShmSideControl::state
 
-  // Reads one byte of every page of the segment, once, at set-up. The segment is mapped populated
-  // (shm_segment.cc), yet on the 2-core VM a process's first access to each page still costs
-  // 6-12 us, whichever process touched it before, and a call that reaches new pages pays it
-  // inside the collective. Spread small messages paid it for their first 220 calls, when only
-  // their pages were read here (bench/RESULTS.md, thirty-second pass); messages reach deeper into
-  // their slots as sizes grow, so 4 ranks over shm running recursive doubling took 1.3-4.1 ms a
-  // call, against 0.05-0.15 steady, at calls 5 and 6 of each new size from 128 to 512 KiB
-  // (thirty-fifth pass). Reading the whole segment moves that cost to set-up: about 12 ms for the
-  // default 8 MiB on that VM, microseconds where a first access is cheap.
-  void touchSegmentPages() const;
-
   ShmSlotHeader readInboundHeader() const;
   void checkHeader(const ShmSlotHeader& header, const RecvOp& op) const;
   [[noreturn]] void failGarbage(const RecvOp& op, const std::string& why) const;

@@ -31,21 +31,39 @@ std::string mebibytes(size_t bytes) {
        "or smaller slots (HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE)");
 }
 
-// Mapped with every page in place. The creator's posix_fallocate has already given the segment
-// its pages, so this takes no more memory: it only fills this process's page tables now. Left to
-// the first touch, each page costs a fault inside a collective the first time a message lands on
-// it, and spread messages (ShmOptions::spreadBytes) reach new pages for hundreds of calls: 4
-// ranks exchanging 2 KiB spread over 128 KiB a slot took 137 us a call for their first 300
-// calls, and 27 us once every page had been touched (bench/RESULTS.md, twenty-first pass).
-// Populating is not all of it: on a KVM guest a process's first read of a populated page still
-// cost 6-12 us, so each connection also reads every page of its segment once, at set-up
-// (ShmConnection::touchSegmentPages).
+// Reads one byte of every page. MAP_POPULATE fills this process's page tables, yet on the 2-core
+// KVM guest a process's first access to each page still costs about 6 us, whichever process
+// touched it before (build/bin/hoop-page-first-access measures a host), and a call that reaches
+// new pages pays it inside the collective. Spread small messages paid it for their first 220
+// calls when only their pages were read (bench/RESULTS.md, thirty-second pass); messages reach
+// deeper into their slots as sizes grow, so 4 ranks over shm running recursive doubling took
+// 1.3-4.1 ms a call, against 0.05-0.15 steady, at calls 5 and 6 of each new size from 128 to
+// 512 KiB (thirty-fifth pass). Read here, the cost moves to set-up: about 12 ms for the default
+// 8 MiB segment on that VM (an 8-rank start on its 2 cores: 0.95 s instead of 0.5), microseconds
+// where a first access is cheap.
+void readEveryPage(const void* address, size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
+  const volatile uint8_t* base = static_cast<const uint8_t*>(address);
+  uint8_t seen = 0;
+  for (size_t offset = 0; offset < bytes; offset += page) seen ^= base[offset];
+  static_cast<void>(seen);
+}
+
+// Mapped with every page in place, then read. The creator's posix_fallocate has already given
+// the segment its pages, so this takes no more memory: it only fills this process's page tables
+// now. Left to the first touch, each page costs a fault inside a collective the first time a
+// message lands on it, and spread messages (ShmOptions::spreadBytes) reach new pages for hundreds
+// of calls: 4 ranks exchanging 2 KiB spread over 128 KiB a slot took 137 us a call for their
+// first 300 calls, and 27 us once every page had been touched (bench/RESULTS.md, twenty-first
+// pass).
 Mapping mapShared(int fd, size_t bytes, const std::string& name) {
   void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (address == MAP_FAILED) {
     fail(hoopSystemError, "mmap of shared-memory segment ", name, " (", bytes,
          " bytes): ", errnoText(errno));
   }
+  readEveryPage(address, bytes);
   return Mapping(address, bytes);
 }
 
