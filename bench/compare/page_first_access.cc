@@ -73,7 +73,7 @@ double anonymousFirstWrite(size_t bytes) {
   return microsPerPage(start, bytes);
 }
 
-// A pipe whose two ends close with it; carries one double, or one byte meaning "go".
+// A pipe whose two ends close with it; each message is one double (0 where it only says "go").
 struct Pipe {
   hoop::UniqueFd read;
   hoop::UniqueFd write;
