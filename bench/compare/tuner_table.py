@@ -15,8 +15,9 @@ place, each the median over rounds, from the same runs (METRICS says why they di
 judges its picks against the same forced runs: an A/B of a tuner change.
 
 --interleave runs hoop's own choice and every schedule forced in one launch per size range,
-each row timed on every one in turn (hoop-perf --algo auto,all --interleave), so that a machine
-whose speed drifts between launches, or over one, moves every schedule's row alike.
+each row timed on every one in turn on one communicator (hoop-perf --algo auto,all
+--interleave), so that a machine whose speed drifts between launches, or over one, moves every
+schedule's row alike, and every schedule runs on the same connections and buffers.
 """
 import argparse
 import collections

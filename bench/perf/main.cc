@@ -250,21 +250,20 @@ int exitStatus(const std::vector<TableSummary>& summaries) {
   return wrongTotal != 0 ? kExitWrongResults : 0;
 }
 
-// --interleave: every table's communicator at once, each row timed on every one in turn
-// (runInterleavedSweeps); the tables print once every row is timed.
+// --interleave: one communicator for every table, each row timed on every table in turn
+// (runInterleavedSweeps, which sets each table's rules with hoopCommSetAlgorithms before its
+// turn), so that the tables differ in their schedule alone: not in their connections, buffers or
+// the pages they touch first. The tables print once every row is timed.
 int runInterleaved(const Options& options, const std::vector<std::optional<std::string>>& tables) {
   RunState state;
-  std::vector<hoopComm_t> comms;
-  for (const std::optional<std::string>& algorithm : tables) {
-    comms.push_back(openTableComm(options.collective, algorithm));
-  }
-  if (const std::optional<int> status = setUpRun(comms.front(), options, state)) {
-    for (hoopComm_t comm : comms) checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
+  hoopComm_t comm = openTableComm(options.collective, std::string(kOwnChoice));
+  if (const std::optional<int> status = setUpRun(comm, options, state)) {
+    checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
     return *status;
   }
   std::vector<Bench> benches;
-  for (size_t t = 0; t < tables.size(); ++t) {
-    benches.push_back(tableBench(comms[t], options, state, tables[t]));
+  for (const std::optional<std::string>& algorithm : tables) {
+    benches.push_back(tableBench(comm, options, state, algorithm));
   }
   const std::vector<SweepResult> sweeps = runInterleavedSweeps(benches);
   std::vector<TableSummary> summaries;
@@ -275,8 +274,8 @@ int runInterleaved(const Options& options, const std::vector<std::optional<std::
     summaries.push_back(sweeps[t].summary);
     rows.insert(rows.end(), sweeps[t].rows.begin(), sweeps[t].rows.end());
   }
-  const bool written = writeOutputs(comms.front(), state, summaries, rows);
-  for (hoopComm_t comm : comms) finishComm(comm);
+  const bool written = writeOutputs(comm, state, summaries, rows);
+  finishComm(comm);
   return written ? exitStatus(summaries) : kExitOutputFile;
 }
 

@@ -1,10 +1,12 @@
 #include "sweep.h"
 
 #include <cstdio>
+#include <string>
 
 #include "algorithm.h"
 #include "collective.h"
 #include "dtype.h"
+#include "hoop_call.h"
 #include "runner.h"
 #include "sizes.h"
 #include "table.h"
@@ -134,6 +136,14 @@ SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {
   return result;
 }
 
+// A table's turn on the communicator the tables share: its schedule becomes the communicator's
+// rules ("" for hoop's own choice). A collective with one schedule has none to set.
+void takeTurn(const Bench& bench) {
+  if (!algorithmNeedsEnvironment(bench.options.collective)) return;
+  const std::string rules = bench.forcedAlgorithm.value_or(std::string());
+  checkHoop(hoopCommSetAlgorithms(bench.comm, rules.c_str()), "hoopCommSetAlgorithms", bench.comm);
+}
+
 }  // namespace
 
 SweepResult runSweep(const Bench& bench) {
@@ -151,6 +161,7 @@ std::vector<SweepResult> runInterleavedSweeps(std::span<const Bench> benches) {
   for (size_t r = 0; r < specs.size(); ++r) {
     for (size_t k = 0; k < benches.size(); ++k) {
       const size_t t = tableInTurn(r, k, benches.size());
+      takeTurn(benches[t]);
       rows[t].push_back(measureRow(benches[t], specs[r], false));
     }
   }

@@ -27,8 +27,8 @@ struct Bench {
   int rank = 0;
   int nranks = 1;
   bool corrupt = false;  // HOOP_PERF_CORRUPT=1, rank 0 only
-  // The schedule this table's communicator was created with (--algo), or nullopt for hoop's own
-  // choice; names the rows' schedule in the records.
+  // The schedule this table forces (--algo), or nullopt for hoop's own choice; names the rows'
+  // schedule in the records.
   std::optional<std::string> forcedAlgorithm;
 };
 
@@ -46,7 +46,8 @@ SweepResult runSweep(const Bench& bench);
 inline size_t tableInTurn(size_t row, size_t k, size_t tables) { return (row + k) % tables; }
 
 // --interleave: every bench's sweep, row by row, each row timed on every bench in turn before the
-// next row; prints nothing (printSweep, after). The benches share the run's buffers and options.
+// next row; prints nothing (printSweep, after). The benches share the run's communicator, buffers
+// and options; each turn first sets its bench's forcedAlgorithm as the communicator's rules.
 std::vector<SweepResult> runInterleavedSweeps(std::span<const Bench> benches);
 
 // A sweep's rows and footer as runSweep prints them, on rank 0.

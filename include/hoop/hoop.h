@@ -183,6 +183,16 @@ hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, 
 hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                      hoopDataType_t datatype, int* settled);
 
+/* hoop extension, for benchmarks and tools that compare schedules on one communicator: forces
+ * schedules, in HOOP_ALGO's syntax (README.md), on the calls made on comm after it, in place of
+ * the rules comm was created with (HOOP_ALGO or config->algorithms); NULL or "" leaves every call
+ * to hoop's own choice. Collective: every rank calls it between the same two calls, with the same
+ * text. A text hoop cannot read is hoopInvalidArgument naming the token, on every rank, and
+ * leaves comm as it was; a text that differs between ranks is hoopInvalidUsage on every rank,
+ * naming a rank that passed it, and fails comm like any mismatched call. Not inside a group. On
+ * a non-blocking communicator it is queued like the calls below. */
+hoopResult_t hoopCommSetAlgorithms(hoopComm_t comm, const char* algorithms);
+
 /* On a non-blocking communicator every call below (and hoopGroupEnd for the group's work on it)
  * checks its arguments, queues the operation and returns hoopInProgress; the buffers belong to
  * hoop until hoopCommGetAsyncError(comm) returns hoopSuccess. Calls made before the communicator

@@ -214,6 +214,12 @@ class Communicator {
 
   void barrier() { issued(hoopBarrier(comm_, nullptr)); }
 
+  // Forces schedules (HOOP_ALGO's syntax) on the calls after it; "" returns them to hoop's own
+  // choice. Every rank calls it at the same point with the same text (hoopCommSetAlgorithms).
+  void setAlgorithms(const std::string& rules) {
+    issued(hoopCommSetAlgorithms(comm_, rules.c_str()));
+  }
+
   // Non-blocking communicators: whether initialisation and everything queued have finished;
   // throws the first failure. Blocking ones: true, or the failure an earlier call met.
   bool ready() const {

@@ -58,6 +58,10 @@ bool scheduleSettled(const Communicator& comm, const CollectiveArgs& args);
 // Runs the sends and receives of one group concurrently, to completion.
 void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
 void runBarrier(Communicator& comm);
+// hoopCommSetAlgorithms: checks that every rank passed the same rules (hoopInvalidUsage naming a
+// rank that did not), then adopts them for the calls after it.
+class AlgoOverrides;
+void setAlgorithms(Communicator& comm, AlgoOverrides rules);
 
 // The schedules, for tests that force one. Reductions (allreduce, reduce, reduce-scatter) reach
 // them with two ranks or more: runCollective answers a one-rank call itself.

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
 #include "core/async_queue.h"
@@ -572,6 +573,32 @@ HOOP_API hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t 
     std::lock_guard lock(comm->impl->operationMutex());
     *settled = scheduleSettled(*comm->impl, args) ? 1 : 0;
   });
+}
+
+HOOP_API hoopResult_t hoopCommSetAlgorithms(hoopComm_t comm, const char* algorithms) {
+  constexpr const char* kCall = "hoopCommSetAlgorithms";
+  // Read before any rank waits on another: a text no rank can read fails on every rank at once,
+  // leaving the communicator as it was.
+  AlgoOverrides rules;
+  const hoopResult_t status = guarded(comm, [&] {
+    usableComm(comm, kCall);
+    if (group.depth > 0) {
+      fail(hoopInvalidUsage, kCall,
+           ": not inside hoopGroupStart/hoopGroupEnd, whose calls run after the group ends");
+    }
+    if (algorithms == nullptr) return;
+    try {
+      rules = AlgoOverrides::parse(algorithms);
+    } catch (const Error& e) {
+      fail(e.code(), kCall, ": ", e.what());
+    }
+  });
+  if (status != hoopSuccess) return status;
+  auto adopt = [comm, rules = std::move(rules)]() mutable {
+    runOn(comm, [&](Communicator& c) { setAlgorithms(c, std::move(rules)); });
+  };
+  if (comm->queue != nullptr) return enqueue(comm, std::move(adopt));
+  return guarded(comm, adopt);
 }
 
 HOOP_API const char* hoopGetErrorString(hoopResult_t result) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/ring.h"
@@ -146,6 +147,12 @@ class Communicator {
   // The cost model this communicator's choices use from now on: every rank must adopt the same
   // (calibration.h).
   void adoptCostModel(const CostModel& model) { config_.costModel = model; }
+  // The schedules forced from the next call on (hoopCommSetAlgorithms): every rank must adopt the
+  // same. Forgets the remembered choices, which the old rules may have made.
+  void adoptAlgorithms(AlgoOverrides algorithms) {
+    config_.algorithms = std::move(algorithms);
+    scheduleMemos_.fill({});
+  }
 
   // From any thread: wakes every wait on this communicator, which then throws.
   void requestAbort();

@@ -13,7 +13,7 @@ constexpr uint16_t kStatusVersion = 1;
 
 bool knownKind(uint8_t kind) {
   return kind >= static_cast<uint8_t>(OpKind::kAllReduce) &&
-         kind <= static_cast<uint8_t>(OpKind::kAllToAll);
+         kind <= static_cast<uint8_t>(OpKind::kSetAlgorithms);
 }
 
 }  // namespace

@@ -90,6 +90,7 @@ enum class OpKind : uint8_t {
   kBarrier = 7,
   kSetup = 8,  // connection setup between two ranks (e.g. agreeing on a shm segment)
   kAllToAll = 9,
+  kSetAlgorithms = 10,  // hoopCommSetAlgorithms: the ranks agree on the rules they adopt
 };
 
 constexpr std::string_view opKindName(OpKind kind) {
@@ -103,6 +104,7 @@ constexpr std::string_view opKindName(OpKind kind) {
     case OpKind::kBarrier: return "barrier";
     case OpKind::kSetup: return "connection setup";
     case OpKind::kAllToAll: return "alltoall";
+    case OpKind::kSetAlgorithms: return "set algorithms";
   }
   return "unknown operation";
 }

@@ -60,6 +60,37 @@ TEST_F(SingleRank, ScheduleNameSaysWhatWouldRun) {
   EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("name is NULL"), std::string::npos);
 }
 
+// hoopCommSetAlgorithms: a rule takes over the next call's choice and "" or NULL hands it back; a
+// text hoop cannot read names its token and changes nothing; inside a group it is refused.
+TEST_F(SingleRank, SetAlgorithmsForcesAndReleasesSchedules) {
+  const char* name = nullptr;
+  ASSERT_EQ(hoopCommSetAlgorithms(comm_, "allreduce:0-4K=tree"), hoopSuccess)
+      << hoopGetLastError(comm_);
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 1000, hoopFloat32, &name), hoopSuccess);
+  EXPECT_STREQ(name, "tree");
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 1024, hoopFloat32, &name), hoopSuccess);
+  EXPECT_STREQ(name, "ring") << "4 KiB is past the rule's range";
+
+  expectError(hoopCommSetAlgorithms(comm_, "allreduce:=bogus"), hoopInvalidArgument,
+              "hoopCommSetAlgorithms: HOOP_ALGO");
+  EXPECT_NE(std::string(hoopGetLastError(comm_)).find("bogus"), std::string::npos)
+      << hoopGetLastError(comm_);
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 1000, hoopFloat32, &name), hoopSuccess);
+  EXPECT_STREQ(name, "tree") << "a rejected text must leave the rules as they were";
+
+  ASSERT_EQ(hoopGroupStart(), hoopSuccess);
+  expectError(hoopCommSetAlgorithms(comm_, ""), hoopInvalidUsage, "not inside hoopGroupStart");
+  ASSERT_EQ(hoopGroupEnd(), hoopSuccess);
+
+  ASSERT_EQ(hoopCommSetAlgorithms(comm_, nullptr), hoopSuccess) << hoopGetLastError(comm_);
+  ASSERT_EQ(hoopCommScheduleName(comm_, hoopCollAllReduce, 1000, hoopFloat32, &name), hoopSuccess);
+  EXPECT_STREQ(name, "ring");
+  float data[4] = {1, 2, 3, 4};
+  ASSERT_EQ(hoopAllReduce(data, data, 4, hoopFloat32, hoopSum, comm_, nullptr), hoopSuccess)
+      << hoopGetLastError(comm_);
+  EXPECT_EQ(data[3], 4.0f);
+}
+
 // One rank has no schedule to time: every choice is settled from the start.
 TEST_F(SingleRank, ScheduleIsSettledWithoutPeers) {
   int settled = -1;

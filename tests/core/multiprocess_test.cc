@@ -477,6 +477,41 @@ TEST(Algorithm, SizeRangesFromHoopAlgoApplyOnEveryRank) {
   }
 }
 
+// hoopCommSetAlgorithms on one communicator: each forced schedule runs on the very next call at
+// the size hoop had already chosen for (a remembered choice would show as a schedule missing from
+// the log), every sum exact, and "" returns the size to hoop's own choice.
+TEST(Algorithm, SetAlgorithmsSwitchesSchedulesOnEveryRank) {
+  auto results = runWithUniqueId(
+      3, {"--suite", "set-algorithms", "--count", "65536"},
+      {{"HOOP_TUNE_TRIAL", "0"}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "COLL,TUNE"}});
+  expectAllPassed(results);
+  for (const auto& result : results) {
+    EXPECT_NE(result.output.find("rules \"allreduce:=recdoubling\": recdoubling"),
+              std::string::npos)
+        << result.output;
+    EXPECT_NE(result.output.find("rules \"allreduce:=direct\": direct"), std::string::npos)
+        << result.output;
+    EXPECT_NE(result.output.find("allreduce uses recursive doubling"), std::string::npos)
+        << result.output;
+    EXPECT_NE(result.output.find("allreduce uses direct"), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find("schedules forced from call #2 on: allreduce:=recdoubling"),
+              std::string::npos)
+        << result.output;
+    EXPECT_NE(result.output.find("on: none (hoop's own choice)"), std::string::npos)
+        << result.output;
+  }
+}
+
+// Rank 1 passes other rules than ranks 0 and 2: every rank's call fails, naming rank 1 (the
+// worker checks the code and message), and none hangs.
+TEST(Algorithm, MismatchedSetAlgorithmsNamesTheRankOnEveryRank) {
+  auto results = runWithUniqueId(3, {"--suite", "set-algorithms-mismatch"}, {});
+  expectAllPassed(results);
+  for (const auto& result : results) {
+    EXPECT_NE(result.output.find("mismatch: "), std::string::npos) << result.output;
+  }
+}
+
 // Placement from the topology: with a two-socket server's topology every rank finds its NUMA
 // node and NIC, and binds the slots it receives into to that node (here only node 0 exists, so
 // the fixture's cores 0 and 1, on its node 0, are where this machine's ranks run).

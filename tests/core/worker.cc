@@ -2,12 +2,15 @@
 // mpirun, or with torchrun's variables); runs a suite against the public C API and exits 0 only
 // if every result was exactly right. Failures print what, where and which element.
 //
-//   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop [--large]
-//                    [--seconds S] [--count N] [--until-settled]
+//   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop|set-algorithms|
+//                    set-algorithms-mismatch [--large] [--seconds S] [--count N] [--until-settled]
 // The loop suite runs allreduces of N floats for S seconds (forever without --seconds), for the
 // fault tests: they stop, kill or cut off a rank while it runs. With --until-settled it also runs
 // on past S until the timed choice for N floats has settled (at most kMostLoopSeconds), so that a
 // slow build (sanitizers, a loaded machine) still sees the trial through.
+// The set-algorithms suites switch schedules with hoopCommSetAlgorithms between allreduces of N
+// floats; in the mismatch one rank 1 passes other rules than the rest, and every rank must get
+// hoopInvalidUsage naming it.
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
 #include <time.h>
 #include <unistd.h>
@@ -380,6 +383,47 @@ void loop(double seconds, size_t count, bool untilSettled) {
   }
 }
 
+// One allreduce of `count` floats, each rank giving rank + 1, checked exactly.
+void allReduceChecked(size_t count, const std::string& what) {
+  std::vector<float> data(count, static_cast<float>(rank + 1));
+  ok(hoopAllReduce(data.data(), data.data(), count, hoopFloat32, hoopSum, comm, nullptr), what);
+  const float expected = static_cast<float>(nranks * (nranks + 1) / 2);
+  for (size_t i = 0; i < count; ++i) {
+    if (data[i] != expected) die(what + ": element " + std::to_string(i) + " is wrong");
+  }
+  ++checks;
+}
+
+// hoop's own choice for `count` floats, then each forced schedule in turn, then hoop's choice
+// again: each call at the same size, so a choice remembered from the call before would show (the
+// test reads which schedules the log says ran).
+void setAlgorithms(size_t count) {
+  allReduceChecked(count, "allreduce before any rules");
+  for (const char* rules : {"allreduce:=recdoubling", "allreduce:=direct", ""}) {
+    ok(hoopCommSetAlgorithms(comm, rules), std::string("hoopCommSetAlgorithms \"") + rules + "\"");
+    const char* name = nullptr;
+    ok(hoopCommScheduleName(comm, hoopCollAllReduce, count, hoopFloat32, &name),
+       "hoopCommScheduleName");
+    std::printf("rules \"%s\": %s\n", rules, name);
+    allReduceChecked(count, std::string("allreduce under \"") + rules + "\"");
+  }
+}
+
+void setAlgorithmsMismatch() {
+  const char* rules = rank == 1 ? "allreduce:=direct" : "allreduce:=ring";
+  const hoopResult_t result = hoopCommSetAlgorithms(comm, rules);
+  const std::string message = hoopGetLastError(comm);
+  if (result != hoopInvalidUsage) {
+    die(std::string("mismatched hoopCommSetAlgorithms returned ") + hoopGetErrorString(result) +
+        ": " + message);
+  }
+  if (message.find("rank 1 passed other rules than rank 0") == std::string::npos) {
+    die("the mismatch's message does not name rank 1: " + message);
+  }
+  std::printf("mismatch: %s\n", message.c_str());
+  ++checks;
+}
+
 hoopUniqueId uidFromHex(const char* hex) {
   hoopUniqueId id{};
   if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
@@ -440,6 +484,10 @@ int main(int argc, char** argv) {
     barrier();
   else if (suite == "loop")
     loop(seconds, count, untilSettled);
+  else if (suite == "set-algorithms")
+    setAlgorithms(count);
+  else if (suite == "set-algorithms-mismatch")
+    setAlgorithmsMismatch();
   else if (suite == "hello")
     ++checks;
   else
