@@ -90,8 +90,9 @@ int32_t valueOf(int r, size_t i, int iteration) {
   return static_cast<int32_t>((r + 1) * 1000 + static_cast<int>(i % 97) + iteration);
 }
 
-// Allreduce, broadcast, a ring exchange in a group and a barrier, queued back to back many times
-// and polled once per round; the last round is left to hoopCommDestroy to finish.
+// New schedule rules, allreduce, broadcast, a ring exchange in a group and a barrier, queued back
+// to back many times and polled once per round; the last round is left to hoopCommDestroy to
+// finish.
 void loop() {
   const size_t count = 1031;
   const int rounds = 20;
@@ -107,6 +108,9 @@ void loop() {
       toNext[i] = valueOf(rank, i, round);
       if (rank == round % nranks) broadcast[i] = valueOf(rank, i, -round);
     }
+    // Queued like the calls: each round's collectives run under other rules than the last's.
+    const char* const rules[] = {"allreduce:=recdoubling;broadcast:=tree", "allreduce:=direct", ""};
+    expect(hoopCommSetAlgorithms(comm, rules[round % 3]), hoopInProgress, "hoopCommSetAlgorithms");
     expect(hoopAllReduce(sum.data(), sum.data(), count, hoopInt32, hoopSum, comm, nullptr),
            hoopInProgress, "hoopAllReduce");
     expect(hoopBroadcast(broadcast.data(), broadcast.data(), count, hoopInt32, round % nranks, comm,
