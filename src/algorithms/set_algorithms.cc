@@ -46,9 +46,11 @@ void setAlgorithms(Communicator& comm, AlgoOverrides rules) {
   // The lowest rank whose text differs from rank 0's: the same rank on every rank.
   for (size_t r = 1; r < digests.size(); ++r) {
     if (digests[r] != digests[0]) {
-      fail(hoopInvalidUsage, "hoopCommSetAlgorithms (", opKindName(OpKind::kSetAlgorithms), " #",
-           seq, "): rank ", r, " passed other rules than rank 0; every rank must pass the same",
-           " (rank ", comm.rank(), " passed \"", rules.text(), "\")");
+      fail(hoopInvalidUsage, "hoopCommSetAlgorithms (call #", seq, ") on rank ", comm.rank(),
+           ": rank ", r,
+           " passed other rules than rank 0; every rank must pass the same (this "
+           "rank passed \"",
+           rules.text(), "\")");
     }
   }
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), "schedules forced from call #", seq + 1,
