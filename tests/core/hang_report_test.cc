@@ -170,7 +170,9 @@ TEST(RankStatusWire, RefusesEveryMalformedField) {
   EXPECT_TRUE(refused(with(4, 9))) << "version";
   EXPECT_TRUE(refused(with(6, 2))) << "state";
   EXPECT_TRUE(refused(with(20, 0))) << "operation kind";
-  EXPECT_TRUE(refused(with(20, 10))) << "operation kind";
+  constexpr auto kFirstUnknownKind = static_cast<uint8_t>(hoop::OpKind::kSetAlgorithms) + 1;
+  EXPECT_TRUE(refused(with(20, kFirstUnknownKind))) << "operation kind";
+  EXPECT_FALSE(refused(with(20, kFirstUnknownKind - 1))) << "the last kind is known";
   EXPECT_TRUE(refused(with(21, 10))) << "data type";
   EXPECT_TRUE(refused(with(36, 77))) << "last operation kind";
   EXPECT_TRUE(refused(with(good.size() - 5, 200))) << "text length";
