@@ -76,12 +76,6 @@ std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::st
   return tables;
 }
 
-bool algorithmNeedsEnvironment(Collective coll) { return schedulesOf(coll).size() > 1; }
-
-std::optional<std::string> forcedAlgorithmFromEnv() {
-  const char* text = std::getenv("HOOP_ALGO");
-  if (text == nullptr || text[0] == '\0') return std::nullopt;
-  return std::string(text);
-}
+bool scheduleCanBeForced(Collective coll) { return schedulesOf(coll).size() > 1; }
 
 }  // namespace hoop::perf

@@ -36,10 +36,7 @@ std::string checkAlgoOption(Collective coll, std::string_view algo);
 // table, the header exactly as without --algo).
 std::vector<std::optional<std::string>> tableAlgorithms(Collective coll, std::string_view algo);
 
-// Whether a table's schedule has to be forced through HOOP_ALGO (coll has more than one).
-bool algorithmNeedsEnvironment(Collective coll);
-
-// HOOP_ALGO from the environment, or nullopt when unset or empty.
-std::optional<std::string> forcedAlgorithmFromEnv();
+// Whether a table's schedule can be forced: coll has more than one.
+bool scheduleCanBeForced(Collective coll);
 
 }  // namespace hoop::perf

@@ -75,7 +75,7 @@ std::vector<RankInfo> gatherRankInfo(hoopComm_t comm, int nranks) {
   return all;
 }
 
-// Everything the tables of one run share; the communicator changes per table.
+// Everything the tables of one run share.
 struct RunState {
   int rank = 0;
   int nranks = 1;
@@ -119,7 +119,7 @@ std::string outputContent(OutputRequest::Kind kind, const RunState& state,
 
 // The header's algorithm line under --algo; without it, what hoop picks (algorithmInUse).
 std::string describeAlgorithms(const Options& options) {
-  if (options.algo.empty() || !algorithmNeedsEnvironment(options.collective)) {
+  if (options.algo.empty() || !scheduleCanBeForced(options.collective)) {
     return algorithmInUse(options.collective);
   }
   const std::vector<std::optional<std::string>> tables =
@@ -203,27 +203,20 @@ bool writeOutputs(hoopComm_t comm, const RunState& state, const std::vector<Tabl
   return sumAcrossRanks(comm, failed) == 0;
 }
 
-// Ends a communicator once every rank is done with it: no rank exits (or starts the next table's
-// rendezvous) while another still finishes a row or rank 0 still prints.
+// Ends the run's communicator once every rank is done with it: no rank exits while another still
+// finishes a row or rank 0 still prints.
 void finishComm(hoopComm_t comm) {
   checkHoop(hoopBarrier(comm, nullptr), "hoopBarrier", comm);
   checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
 }
 
-// A fresh communicator for one table. hoop reads HOOP_ALGO once, when a communicator is created
-// (src/core/config.cc), so a forced schedule is an environment variable and a fresh communicator;
-// "auto" unsets it, and no --algo leaves the environment as it is. Every rank makes the same
-// sequence of inits: rank 0 reopens the rendezvous on HOOP_ROOT_ADDR, the others retry their
-// connection until it is there.
-hoopComm_t openTableComm(Collective collective, const std::optional<std::string>& algorithm) {
-  if (algorithm == kOwnChoice) {
-    unsetenv("HOOP_ALGO");
-  } else if (algorithm && algorithmNeedsEnvironment(collective)) {
-    setenv("HOOP_ALGO", algorithm->c_str(), 1);
-  }
-  hoopComm_t comm = nullptr;
-  checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
-  return comm;
+// The rules a table sets on the communicator before it runs (sweep.h, Bench::rules): its schedule
+// under --algo, none for "auto"; without --algo, or for a collective with one schedule, nothing
+// to set (HOOP_ALGO as the environment has it).
+std::optional<std::string> tableRules(const Options& options,
+                                      const std::optional<std::string>& algorithm) {
+  if (!algorithm || !scheduleCanBeForced(options.collective)) return std::nullopt;
+  return algorithm == kOwnChoice ? std::string() : *algorithm;
 }
 
 Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
@@ -235,7 +228,8 @@ Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
                state.rank,
                state.nranks,
                state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
-               algorithm == kOwnChoice ? std::nullopt : algorithm};
+               algorithm == kOwnChoice ? std::nullopt : algorithm,
+               tableRules(options, algorithm)};
 }
 
 void printTableHeader(const Options& options, const RunState& state,
@@ -250,13 +244,17 @@ int exitStatus(const std::vector<TableSummary>& summaries) {
   return wrongTotal != 0 ? kExitWrongResults : 0;
 }
 
-// --interleave: one communicator for every table, each row timed on every table in turn
-// (runInterleavedSweeps, which sets each table's rules with hoopCommSetAlgorithms before its
-// turn), so that the tables differ in their schedule alone: not in their connections, buffers or
-// the pages they touch first. The tables print once every row is timed.
-int runInterleaved(const Options& options, const std::vector<std::optional<std::string>>& tables) {
+// Every table on one communicator, each forcing its schedule as it starts
+// (hoopCommSetAlgorithms), so that the tables differ in their schedule alone: not in their
+// connections, buffers or the pages they touch first. Table by table, each printing its rows as
+// they are timed; with --interleave row by row, each row timed on every table in turn, the tables
+// printed once every row is timed.
+int run(const Options& options) {
+  const std::vector<std::optional<std::string>> tables =
+      tableAlgorithms(options.collective, options.algo);
+  hoopComm_t comm = nullptr;
+  checkHoop(hoopCommInitFromEnv(&comm), "hoopCommInitFromEnv", nullptr);
   RunState state;
-  hoopComm_t comm = openTableComm(options.collective, std::string(kOwnChoice));
   if (const std::optional<int> status = setUpRun(comm, options, state)) {
     checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
     return *status;
@@ -265,49 +263,29 @@ int runInterleaved(const Options& options, const std::vector<std::optional<std::
   for (const std::optional<std::string>& algorithm : tables) {
     benches.push_back(tableBench(comm, options, state, algorithm));
   }
-  const std::vector<SweepResult> sweeps = runInterleavedSweeps(benches);
+  std::vector<SweepResult> sweeps;
+  if (options.interleave) {
+    sweeps = runInterleavedSweeps(benches);
+    for (size_t t = 0; t < tables.size(); ++t) {
+      printTableHeader(options, state, tables[t]);
+      printSweep(state.rank, sweeps[t]);
+    }
+  } else {
+    for (size_t t = 0; t < tables.size(); ++t) {
+      printTableHeader(options, state, tables[t]);
+      sweeps.push_back(runSweep(benches[t]));
+    }
+  }
   std::vector<TableSummary> summaries;
   std::vector<RowResult> rows;
-  for (size_t t = 0; t < tables.size(); ++t) {
-    printTableHeader(options, state, tables[t]);
-    printSweep(state.rank, sweeps[t]);
-    summaries.push_back(sweeps[t].summary);
-    rows.insert(rows.end(), sweeps[t].rows.begin(), sweeps[t].rows.end());
+  for (SweepResult& sweep : sweeps) {
+    summaries.push_back(sweep.summary);
+    rows.insert(rows.end(), std::make_move_iterator(sweep.rows.begin()),
+                std::make_move_iterator(sweep.rows.end()));
   }
   const bool written = writeOutputs(comm, state, summaries, rows);
   finishComm(comm);
   return written ? exitStatus(summaries) : kExitOutputFile;
-}
-
-int run(const Options& options) {
-  const std::vector<std::optional<std::string>> tables =
-      tableAlgorithms(options.collective, options.algo);
-  if (options.interleave) return runInterleaved(options, tables);
-  RunState state;
-  std::vector<TableSummary> summaries;
-  std::vector<RowResult> rows;
-  for (size_t t = 0; t < tables.size(); ++t) {
-    hoopComm_t comm = openTableComm(options.collective, tables[t]);
-    if (t == 0) {
-      if (const std::optional<int> status = setUpRun(comm, options, state)) {
-        checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
-        return *status;
-      }
-    }
-    printTableHeader(options, state, tables[t]);
-    SweepResult sweep = runSweep(tableBench(comm, options, state, tables[t]));
-    summaries.push_back(sweep.summary);
-    rows.insert(rows.end(), std::make_move_iterator(sweep.rows.begin()),
-                std::make_move_iterator(sweep.rows.end()));
-
-    const bool lastTable = t + 1 == tables.size();
-    if (lastTable && !writeOutputs(comm, state, summaries, rows)) {
-      finishComm(comm);
-      return kExitOutputFile;
-    }
-    finishComm(comm);
-  }
-  return exitStatus(summaries);
 }
 
 }  // namespace

@@ -280,9 +280,8 @@ Options:
                             alltoall: pairwise). Default: hoop's own choice. A comma-separated list
                             gives a table per entry; auto in it is hoop's own choice (auto,all)
       --interleave          with several tables: time each row on every table in turn before the
-                            next row (all their communicators open at once), so that a machine
-                            whose speed drifts moves every table's row alike; tables print at
-                            the end
+                            next row, so that a machine whose speed drifts moves every table's
+                            row alike; tables print at the end
       --json <file>         write the run and every row as JSON (rank 0; see README.md)
       --csv <file>          write every row as CSV, one header line
       --plot <file.svg>     write bus bandwidth against size as an SVG chart

@@ -136,17 +136,17 @@ SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {
   return result;
 }
 
-// A table's turn on the communicator the tables share: its schedule becomes the communicator's
-// rules ("" for hoop's own choice). A collective with one schedule has none to set.
+// A table's turn on the communicator the tables share: its rules first, where it has any.
 void takeTurn(const Bench& bench) {
-  if (!algorithmNeedsEnvironment(bench.options.collective)) return;
-  const std::string rules = bench.forcedAlgorithm.value_or(std::string());
-  checkHoop(hoopCommSetAlgorithms(bench.comm, rules.c_str()), "hoopCommSetAlgorithms", bench.comm);
+  if (!bench.rules) return;
+  checkHoop(hoopCommSetAlgorithms(bench.comm, bench.rules->c_str()), "hoopCommSetAlgorithms",
+            bench.comm);
 }
 
 }  // namespace
 
 SweepResult runSweep(const Bench& bench) {
+  takeTurn(bench);
   std::vector<RowResult> rows;
   for (const RowSpec& spec : sweepRows(bench.options))
     rows.push_back(measureRow(bench, spec, true));

@@ -30,6 +30,10 @@ struct Bench {
   // The schedule this table forces (--algo), or nullopt for hoop's own choice; names the rows'
   // schedule in the records.
   std::optional<std::string> forcedAlgorithm;
+  // The rules (HOOP_ALGO's syntax) the table sets on the communicator it shares with the run's
+  // other tables before each of its turns: its schedule, "" for hoop's own choice, nullopt to
+  // leave them as they are (no --algo, or a collective with one schedule).
+  std::optional<std::string> rules;
 };
 
 struct SweepResult {
@@ -37,8 +41,8 @@ struct SweepResult {
   TableSummary summary;
 };
 
-// Prints the rows and the footer (not the column header) on rank 0; every rank returns the same
-// records.
+// Sets the bench's rules, then prints the rows and the footer (not the column header) on rank 0;
+// every rank returns the same records.
 SweepResult runSweep(const Bench& bench);
 
 // --interleave's turns: the table that runs k-th in row `row` of `tables`. Each row opens with the
@@ -47,7 +51,7 @@ inline size_t tableInTurn(size_t row, size_t k, size_t tables) { return (row + k
 
 // --interleave: every bench's sweep, row by row, each row timed on every bench in turn before the
 // next row; prints nothing (printSweep, after). The benches share the run's communicator, buffers
-// and options; each turn first sets its bench's forcedAlgorithm as the communicator's rules.
+// and options; each turn first sets its bench's rules.
 std::vector<SweepResult> runInterleavedSweeps(std::span<const Bench> benches);
 
 // A sweep's rows and footer as runSweep prints them, on rank 0.

@@ -47,11 +47,11 @@ TEST(Algorithm, SchedulesPerCollective) {
   EXPECT_EQ(schedulesOf(Collective::kReduce), (std::vector<std::string_view>{"ring", "tree"}));
   EXPECT_EQ(schedulesOf(Collective::kSendRecv), std::vector<std::string_view>{"grouped"});
   EXPECT_EQ(schedulesOf(Collective::kAllToAll), std::vector<std::string_view>{"pairwise"});
-  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kAllToAll));
-  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllReduce));
-  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kAllGather));
-  EXPECT_TRUE(algorithmNeedsEnvironment(Collective::kReduce));
-  EXPECT_FALSE(algorithmNeedsEnvironment(Collective::kReduceScatter));
+  EXPECT_FALSE(scheduleCanBeForced(Collective::kAllToAll));
+  EXPECT_TRUE(scheduleCanBeForced(Collective::kAllReduce));
+  EXPECT_TRUE(scheduleCanBeForced(Collective::kAllGather));
+  EXPECT_TRUE(scheduleCanBeForced(Collective::kReduce));
+  EXPECT_FALSE(scheduleCanBeForced(Collective::kReduceScatter));
 }
 
 TEST(Algorithm, AlgoOptionChecks) {
