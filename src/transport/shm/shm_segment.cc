@@ -14,22 +14,6 @@
 #include "transport/tcp/socket.h"
 
 namespace hoop {
-namespace {
-
-// 128 random bits: unguessable by other users' processes, and never reused.
-std::string randomSegmentName() { return "/hoop-" + Secret::random().toHex(); }
-
-std::string mebibytes(size_t bytes) {
-  return str(bytes, " bytes (", (bytes + (1 << 20) - 1) >> 20, " MiB)");
-}
-
-[[noreturn]] void failNoSpace(const std::string& shmDirectory, size_t required,
-                              const std::string& available) {
-  fail(hoopSystemError, "not enough shared memory: hoop's shared-memory transport needs ",
-       mebibytes(required), " in ", shmDirectory, " for this pair of ranks, but ", available,
-       ". Give the container more (docker run --shm-size=1g, or a larger /dev/shm), or use fewer "
-       "or smaller slots (HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE)");
-}
 
 // Reads one byte of every page. MAP_POPULATE fills this process's page tables, yet on the 2-core
 // KVM guest a process's first access to each page still costs about 6 us, whichever process
@@ -48,6 +32,23 @@ void readEveryPage(const void* address, size_t bytes) {
   uint8_t seen = 0;
   for (size_t offset = 0; offset < bytes; offset += page) seen ^= base[offset];
   static_cast<void>(seen);
+}
+
+namespace {
+
+// 128 random bits: unguessable by other users' processes, and never reused.
+std::string randomSegmentName() { return "/hoop-" + Secret::random().toHex(); }
+
+std::string mebibytes(size_t bytes) {
+  return str(bytes, " bytes (", (bytes + (1 << 20) - 1) >> 20, " MiB)");
+}
+
+[[noreturn]] void failNoSpace(const std::string& shmDirectory, size_t required,
+                              const std::string& available) {
+  fail(hoopSystemError, "not enough shared memory: hoop's shared-memory transport needs ",
+       mebibytes(required), " in ", shmDirectory, " for this pair of ranks, but ", available,
+       ". Give the container more (docker run --shm-size=1g, or a larger /dev/shm), or use fewer "
+       "or smaller slots (HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE)");
 }
 
 // Mapped with every page in place, then read. The creator's posix_fallocate has already given

@@ -64,6 +64,10 @@ class ShmSegment {
   bool linked_ = false;  // this process created the name and has not unlinked it yet
 };
 
+// Reads one byte of every page of [address, address + bytes): what every mapping of a segment
+// does at set-up (shm_segment.cc says why).
+void readEveryPage(const void* address, size_t bytes);
+
 // Fails fast (hoopSystemError) when the file system at `shmDirectory` has fewer than
 // `requiredBytes` free, naming both numbers and the usual fixes.
 void checkShmSpace(const std::string& shmDirectory, size_t requiredBytes);
