@@ -19,7 +19,7 @@ build=${2:-build}
 [ -x "$build/bin/hoop-perf" ] && [ -x "$build/bin/hooprun" ] ||
   { echo "pack.sh: $build/bin has no hoop-perf and hooprun: build them first" >&2; exit 2; }
 mkdir -p "$dir/bin" "$dir/lib"
-for program in hooprun hoop-perf gloo_allreduce_bench mpi_allreduce_bench; do
+for program in hooprun hoop-perf hoop-cacheline-rtt gloo_allreduce_bench mpi_allreduce_bench; do
   [ -x "$build/bin/$program" ] || continue
   strip --strip-debug -o "$dir/bin/$program" "$build/bin/$program"
   tools/bundle-libs.sh "$dir/lib" "$build/bin/$program"

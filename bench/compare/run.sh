@@ -91,6 +91,13 @@ out=$(cd "$out" && pwd)
 
 # Other work on the machine shows up as outliers: keep the load average beside every job.
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# So does a virtual machine's host moving the guest's CPUs (a cache line's round trip between
+# two CPUs went from about 60 to about 300 ns and back on the 2-core VM): keep it too.
+round_trip() {
+  [[ -x $bin/hoop-cacheline-rtt ]] || { echo "n/a"; return; }
+  "$bin/hoop-cacheline-rtt" --trips 50000 --repeats 3 2>/dev/null |
+    sed -n 's/.*: \([0-9]*\) ns median.*/\1 ns/p; s/.*only one CPU.*/n\/a (one CPU)/p'
+}
 
 # /proc/loadavg's 4th field is runnable/total tasks right now; 1 runnable is this check itself.
 # Waits until ten samples over one second all see nothing else runnable, or quiet_wait passes.
@@ -186,7 +193,7 @@ run_job() {
   shift
   echo "+ $*" >>"$out/commands.txt"
   wait_quiet
-  echo "# loadavg before: $(loadavg)" >>"$log"
+  echo "# loadavg before: $(loadavg); cache line round trip: $(round_trip)" >>"$log"
   local rc=0
   timeout --kill-after=10 "$job_timeout" "$@" >>"$log" 2>>"$log.err" || rc=$?
   return $rc
@@ -230,7 +237,7 @@ run_gloo() {  # np
         -M "$max_sec" --host 127.0.0.1 --timeout "$job_timeout")
       echo "+ RANK=0..$((np - 1)) WORLD_SIZE=$np GLOO_STORE_DIR=<fresh dir> $bin/gloo_allreduce_bench ${args[*]}" >>"$out/commands.txt"
       wait_quiet
-      echo "# loadavg before: $(loadavg)" >>"$log"
+      echo "# loadavg before: $(loadavg); cache line round trip: $(round_trip)" >>"$log"
       local pids=() rank
       for ((rank = 0; rank < np; ++rank)); do
         local dest=/dev/null
@@ -322,6 +329,7 @@ table() {  # np
   echo "### allreduce float32 sum, $np ranks (median us of the slowest rank; busbw GB/s)"
   echo
   echo "load average at start / end of this rank count: $load_start / $(loadavg)"
+  echo "cache line round trip between two CPUs at start / end: $trip_start / $(round_trip)"
   echo
   echo "| size | hoop-tcp us | hoop-tcp busbw | MPI-tcp us | MPI-tcp busbw | hoop-tcp/MPI-tcp | Gloo best us | Gloo algo | Gloo busbw | hoop-tcp in-place/Gloo | hoop-shm us | hoop-shm busbw | MPI-shm us | MPI-shm busbw | hoop-shm/MPI-shm |"
   echo "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
@@ -365,6 +373,7 @@ for np in $ranks; do
   dir=$out/np$np
   mkdir -p "$dir"
   load_start=$(loadavg)
+  trip_start=$(round_trip)
   has_peer mpi_tcp && run_mpi mpi_tcp "$np" "${mpi_tcp_args[@]}"
   has_peer mpi_shm && run_mpi mpi_shm "$np" "${mpi_shm_args[@]}"
   has_peer gloo && run_gloo "$np"

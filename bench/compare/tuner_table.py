@@ -17,12 +17,19 @@ judges its picks against the same forced runs: an A/B of a tuner change.
 --interleave runs hoop's own choice and every schedule forced in one launch per size range,
 each row timed on every one in turn on one communicator (hoop-perf --algo auto,all
 --interleave), so that a machine whose speed drifts between launches, or over one, moves every
-schedule's row alike, and every schedule runs on the same connections and buffers.
+schedule's row alike, and every schedule runs on the same connections and buffers. Its tables
+add "own/fastest, same launch": each launch's own run over the fastest schedule forced in that
+launch, the median over launches (the fastest of several noisy figures is biased low, so this
+reads a little high where schedules are close).
+
+"its spread" is the fastest schedule's figures over the rounds, slowest over fastest: how far
+one schedule's batches lie apart on this machine, the noise any ratio in the table stands on.
 """
 import argparse
 import collections
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -88,6 +95,20 @@ def run_perf(args, size_range, algo, json_path, build=None, log_path=None, inter
     return perf_rows(json_path)
 
 
+def round_trip_ns(build):
+    """A cache line's round trip between two CPUs right now (hoop-cacheline-rtt), in ns; None
+    where the program is missing or there is one CPU. On a virtual machine it says where the
+    host runs the guest's CPUs, which moved shared-memory figures by several times on the 2-core
+    VM (bench/RESULTS.md, thirty-seventh pass)."""
+    program = os.path.join(build, "bin", "hoop-cacheline-rtt")
+    if not os.path.exists(program):
+        return None
+    result = subprocess.run([program, "--trips", "50000", "--repeats", "3"],
+                            capture_output=True, text=True, check=False)
+    match = re.search(r": (\d+) ns median", result.stdout)
+    return int(match.group(1)) if match else None
+
+
 def perf_rows(json_path):
     """hoop-perf's rows (its JSON, bench/perf/README.md), each with the table it belongs to
     ("auto": hoop's own choice), the schedule that ran it and its out-of-place figures."""
@@ -149,6 +170,8 @@ def main():
     chosen = {}  # size -> (schedules per round, {metric: [us per round]})
     baseline = {}  # the same for --baseline
     forced = {}  # size -> schedule -> {metric: [us per round]}
+    same_launch = {}  # size -> {metric: [hoop's own run / fastest forced, per interleaved launch]}
+    trips = []  # per interleaved launch: (round, first size, round trip ns before, after)
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "rows.json")
         for round_number in range(args.rounds):
@@ -156,12 +179,17 @@ def main():
                                for one in launches(parse_range(spec), args.launch_per_size)):
                 if args.interleave:
                     log_path = launch_log(args, round_number, size_range, "build")
-                    for row in run_perf(args, size_range, "auto,all", path, None, log_path,
-                                        interleave=True):
+                    before = round_trip_ns(args.build)
+                    rows = run_perf(args, size_range, "auto,all", path, None, log_path,
+                                    interleave=True)
+                    trips.append((round_number, size_range[0], before,
+                                  round_trip_ns(args.build)))
+                    for row in rows:
                         if row["table"] == "auto":
                             add_pick(chosen, row)
                         else:
                             add_forced(forced, row)
+                    add_same_launch(same_launch, rows)
                     continue
                 own_runs = [(chosen, args.build)]
                 if args.baseline:
@@ -177,8 +205,12 @@ def main():
     print(f"allreduce float32 sum, {args.ranks} ranks, transport {args.transport}, "
           f"{args.rounds} rounds, --bind {args.bind}"
           f"{', interleaved row by row' if args.interleave else ''}")
+    if trips:
+        print("cache line round trip between two CPUs before / after each launch (ns): " +
+              "; ".join(f"round {r} from {size}: {before or '-'} / {after or '-'}"
+                        for r, size, before, after in trips))
     for metric in METRICS:
-        print_table(args, metric, chosen, baseline, forced)
+        print_table(args, metric, chosen, baseline, forced, same_launch)
         if args.all_schedules:
             print_all_schedules(forced, metric)
 
@@ -221,13 +253,41 @@ def add_times(times, row):
         times.setdefault(metric, []).append(float(row[metric]))
 
 
-def print_table(args, metric, chosen, baseline, forced):
+def add_same_launch(same_launch, rows):
+    """One interleaved launch's rows: at each size, hoop's own run over the fastest schedule forced
+    in that launch. Both ran on one communicator, row by row in turn, so a launch whose machine
+    was slower or faster moves both alike, where the medians over rounds pair figures of
+    different launches."""
+    by_size = {}
+    for row in rows:
+        if row["table"] == "auto" or row["algorithm"] == row["table"]:
+            by_size.setdefault(int(row["size_bytes"]), []).append(row)
+    for size, size_rows in by_size.items():
+        own = [r for r in size_rows if r["table"] == "auto"]
+        schedules = [r for r in size_rows if r["table"] != "auto"]
+        if not own or not schedules:
+            continue
+        for metric in METRICS:
+            fastest = min(float(r[metric]) for r in schedules)
+            same_launch.setdefault(size, {}).setdefault(metric, []).append(
+                float(own[0][metric]) / fastest)
+
+
+def spread(times):
+    """How far one schedule's figures over the rounds lie apart, slowest over fastest: the noise a
+    ratio between two figures of the table stands on."""
+    return max(times) / min(times)
+
+
+def print_table(args, metric, chosen, baseline, forced, same_launch):
     print(f"\n### Judged by the {METRICS[metric][1]} (us of the slowest rank, median over rounds)\n")
-    print("| size | hoop's pick | pick forced us | fastest forced | us | pick/fastest "
-          "| hoop's own run us |" + (" baseline's pick | its pick/fastest |"
-                                     if args.baseline else ""))
-    print("|---:|---|---:|---|---:|---:|---:|" + ("---|---:|" if args.baseline else ""))
+    print("| size | hoop's pick | pick forced us | fastest forced | us | its spread | pick/fastest "
+          "| hoop's own run us |" + (" own/fastest, same launch |" if same_launch else "")
+          + (" baseline's pick | its pick/fastest |" if args.baseline else ""))
+    print("|---:|---|---:|---|---:|---:|---:|---:|" + ("---:|" if same_launch else "")
+          + ("---|---:|" if args.baseline else ""))
     worst = 0.0
+    worst_same_launch = 0.0
     baseline_worst = 0.0
     for size in sorted(chosen):
         forced_us = {name: statistics.median(t[metric]) for name, t in forced[size].items()}
@@ -235,8 +295,12 @@ def print_table(args, metric, chosen, baseline, forced):
         label, pick_us, own_us = judge_picks(chosen[size], forced_us, metric)
         ratio = pick_us / best_us
         worst = max(worst, ratio)
-        line = (f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} | {ratio:.2f} "
-                f"| {own_us:.1f} |")
+        line = (f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} "
+                f"| {spread(forced[size][best_name][metric]):.2f} | {ratio:.2f} | {own_us:.1f} |")
+        if same_launch:
+            own_ratio = statistics.median(same_launch[size][metric])
+            worst_same_launch = max(worst_same_launch, own_ratio)
+            line += f" {own_ratio:.2f} |"
         if args.baseline:
             base_label, base_us, _ = judge_picks(baseline[size], forced_us, metric)
             baseline_worst = max(baseline_worst, base_us / best_us)
@@ -244,6 +308,9 @@ def print_table(args, metric, chosen, baseline, forced):
         print(line)
     print(f"\nworst pick/fastest by the {METRICS[metric][1]}: {worst:.2f}; "
           f"{split_sizes(chosen)} of {len(chosen)} sizes picked differently between launches")
+    if same_launch:
+        print(f"worst own/fastest in the same launch (median over launches): "
+              f"{worst_same_launch:.2f}")
     if args.baseline:
         print(f"worst pick/fastest of the baseline ({args.baseline}): {baseline_worst:.2f}; "
               f"{split_sizes(baseline)} of {len(baseline)} sizes picked differently")
