@@ -112,7 +112,10 @@ bool awaitValue(const std::atomic<uint64_t>& line, uint64_t value, Clock::time_p
                 PeerAlive peerAlive) {
   for (uint32_t spins = 1;; ++spins) {
     if (line.load(std::memory_order_acquire) == value) return true;
-    if (spins % 65536 == 0 && (Clock::now() > deadline || !peerAlive())) return false;
+    if (spins % 65536 == 0 && (Clock::now() > deadline || !peerAlive())) {
+      // The peer may have written its last value and gone since the load above.
+      return line.load(std::memory_order_acquire) == value;
+    }
   }
 }
 
