@@ -298,9 +298,11 @@ def print_table(args, metric, chosen, baseline, forced, same_launch):
         line = (f"| {size} | {label} | {pick_us:.1f} | {best_name} | {best_us:.1f} "
                 f"| {spread(forced[size][best_name][metric]):.2f} | {ratio:.2f} | {own_us:.1f} |")
         if same_launch:
-            own_ratio = statistics.median(same_launch[size][metric])
-            worst_same_launch = max(worst_same_launch, own_ratio)
-            line += f" {own_ratio:.2f} |"
+            ratios = same_launch.get(size, {}).get(metric)
+            own_ratio = statistics.median(ratios) if ratios else None
+            if own_ratio is not None:
+                worst_same_launch = max(worst_same_launch, own_ratio)
+            line += f" {own_ratio:.2f} |" if own_ratio is not None else " - |"
         if args.baseline:
             base_label, base_us, _ = judge_picks(baseline[size], forced_us, metric)
             baseline_worst = max(baseline_worst, base_us / best_us)
