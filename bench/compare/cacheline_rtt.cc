@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env.h"
 #include "core/median.h"
 #include "transport/shm/shm_segment.h"  // Mapping
 
@@ -51,13 +52,11 @@ struct Options {
   std::exit(2);
 }
 
+// A count above zero, as hoop reads sizes (a plain number, or with a K, M or G suffix).
 uint64_t positive(const char* text, const char* flag) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || value == 0) {
-    usage((std::string(flag) + " takes a positive whole number").c_str());
-  }
-  return value;
+  const std::optional<size_t> value = hoop::parseByteSize(text);
+  if (!value || *value == 0) usage((std::string(flag) + " takes a positive whole number").c_str());
+  return *value;
 }
 
 Options parse(int argc, char** argv) {

@@ -55,7 +55,7 @@ double microsPerPage(Clock::time_point start, size_t bytes) {
 }
 
 // hoop's set-up read of one byte of every page, timed.
-double readEveryPage(const void* data, size_t bytes) {
+double timedReadEveryPage(const void* data, size_t bytes) {
   const auto start = Clock::now();
   hoop::readEveryPage(data, bytes);
   return microsPerPage(start, bytes);
@@ -171,13 +171,13 @@ class Segment {
 
 double peerFirstRead(size_t bytes) {
   const Segment segment = Segment::create(bytes);
-  readEveryPage(segment.data(), bytes);
+  hoop::readEveryPage(segment.data(), bytes);
   const Pipe toParent;
   return withPeer(
       toParent,
       [&] {
         const Segment mine = Segment::open(segment.name(), bytes);
-        return readEveryPage(mine.data(), bytes);
+        return timedReadEveryPage(mine.data(), bytes);
       },
       [] {});
 }
@@ -191,7 +191,7 @@ double peerReadsNewData(size_t bytes, bool readAtSetUp) {
       [&] {
         const Segment mine = Segment::open(segment.name(), bytes);
         std::vector<char> copy(bytes, 1);  // every page written: the copy below faults none
-        if (readAtSetUp) readEveryPage(mine.data(), bytes);
+        if (readAtSetUp) hoop::readEveryPage(mine.data(), bytes);
         toParent.send(0);   // mapped: the creator may write
         toChild.receive();  // written
         const auto start = Clock::now();
@@ -219,8 +219,8 @@ int run(size_t bytes, int repeats) {
   for (int r = 0; r < repeats; ++r) {
     anonymous.values.push_back(anonymousFirstWrite(bytes));
     const Segment segment = Segment::create(bytes);
-    first.values.push_back(readEveryPage(segment.data(), bytes));
-    second.values.push_back(readEveryPage(segment.data(), bytes));
+    first.values.push_back(timedReadEveryPage(segment.data(), bytes));
+    second.values.push_back(timedReadEveryPage(segment.data(), bytes));
     peer.values.push_back(peerFirstRead(bytes));
     without.values.push_back(peerReadsNewData(bytes, false));
     after.values.push_back(peerReadsNewData(bytes, true));

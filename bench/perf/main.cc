@@ -210,15 +210,6 @@ void finishComm(hoopComm_t comm) {
   checkHoop(hoopCommDestroy(comm), "hoopCommDestroy", nullptr);
 }
 
-// The rules a table sets on the communicator before it runs (sweep.h, Bench::rules): its schedule
-// under --algo, none for "auto"; without --algo, or for a collective with one schedule, nothing
-// to set (HOOP_ALGO as the environment has it).
-std::optional<std::string> tableRules(const Options& options,
-                                      const std::optional<std::string>& algorithm) {
-  if (!algorithm || !scheduleCanBeForced(options.collective)) return std::nullopt;
-  return algorithm == kOwnChoice ? std::string() : *algorithm;
-}
-
 Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
                  const std::optional<std::string>& algorithm) {
   const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
@@ -228,8 +219,7 @@ Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
                state.rank,
                state.nranks,
                state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
-               algorithm == kOwnChoice ? std::nullopt : algorithm,
-               tableRules(options, algorithm)};
+               algorithm};
 }
 
 void printTableHeader(const Options& options, const RunState& state,

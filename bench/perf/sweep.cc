@@ -122,7 +122,7 @@ RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
 // A table's records and footer figures: the mean bus bandwidth over every placement of every row.
 SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {
   SweepResult result;
-  result.summary.algorithm = bench.forcedAlgorithm.value_or(std::string(kOwnChoice));
+  result.summary.algorithm = bench.table.value_or(std::string(kOwnChoice));
   double busBwSum = 0.0;
   for (const RowResult& row : rows) {
     for (const PlacementResult* m : {&row.outOfPlace, &row.inPlace}) {
@@ -136,11 +136,13 @@ SweepResult summarized(const Bench& bench, std::vector<RowResult> rows) {
   return result;
 }
 
-// A table's turn on the communicator the tables share: its rules first, where it has any.
+// A table's turn on the communicator the tables share: its schedule becomes the communicator's
+// rules ("" for hoop's own choice). Without --algo, or for a collective with one schedule, there
+// is nothing to set.
 void takeTurn(const Bench& bench) {
-  if (!bench.rules) return;
-  checkHoop(hoopCommSetAlgorithms(bench.comm, bench.rules->c_str()), "hoopCommSetAlgorithms",
-            bench.comm);
+  if (!bench.table || !scheduleCanBeForced(bench.options.collective)) return;
+  const std::string rules = *bench.table == kOwnChoice ? std::string() : *bench.table;
+  checkHoop(hoopCommSetAlgorithms(bench.comm, rules.c_str()), "hoopCommSetAlgorithms", bench.comm);
 }
 
 }  // namespace

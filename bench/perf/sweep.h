@@ -27,13 +27,11 @@ struct Bench {
   int rank = 0;
   int nranks = 1;
   bool corrupt = false;  // HOOP_PERF_CORRUPT=1, rank 0 only
-  // The schedule this table forces (--algo), or nullopt for hoop's own choice; names the rows'
-  // schedule in the records.
-  std::optional<std::string> forcedAlgorithm;
-  // The rules (HOOP_ALGO's syntax) the table sets on the communicator it shares with the run's
-  // other tables before each of its turns: its schedule, "" for hoop's own choice, nullopt to
-  // leave them as they are (no --algo, or a collective with one schedule).
-  std::optional<std::string> rules;
+  // The --algo entry this table runs: a schedule's name, or "auto" (kOwnChoice) for hoop's own
+  // choice; nullopt without --algo. It names the table in the records and, where the collective
+  // has schedules to choose from, sets the communicator's rules before each of the table's turns
+  // (the name, "" for "auto"); without --algo HOOP_ALGO applies as the environment has it.
+  std::optional<std::string> table;
 };
 
 struct SweepResult {
