@@ -116,6 +116,8 @@ ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
 ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args) {
   ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
   if (trial.phase == ScheduleTrial::Phase::kNotStarted) {
+    // A class timed again keeps the interval its drift doubled.
+    if (trial.watchInterval == 0) trial.watchInterval = comm.config().costModel.watchCalls;
     trial.bytes = args.bytes();
     trial.phase = ScheduleTrial::Phase::kSettled;
     const ModelRanking ranked = rankByModel(comm, args);
@@ -141,7 +143,7 @@ ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, Schedul
       " bytes: the last ", trial.callsPassedBy,
       " calls of its size class could not serve the trial at ", trial.bytes,
       " bytes; it starts over at ", args.bytes(), " bytes");
-  trial = ScheduleTrial{};
+  trial.startOver();
   return unsettledTrial(comm, args);
 }
 
@@ -161,15 +163,21 @@ void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry&
   schedule.run(comm, args);
 }
 
+// runSchedule(), timed: its microseconds.
+double runTimed(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
+                size_t pieceBytes) {
+  const Clock::time_point start = Clock::now();
+  runSchedule(comm, args, schedule, pieceBytes);
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
 // One call of a trial: the next candidate, timed unless it opens its burst or its run in a row;
 // after the last timed round the ranks agree on the times and the confirmation starts, after the
 // last run they agree on its figures and the class settles.
 void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial) {
   const size_t candidate = trial.nextCandidate();
   const AlgorithmEntry& schedule = *trial.candidates[candidate];
-  const Clock::time_point start = Clock::now();
-  runSchedule(comm, args, schedule, pieceBytesFor(comm, args, schedule));
-  const double us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  const double us = runTimed(comm, args, schedule, pieceBytesFor(comm, args, schedule));
   if (trial.phase == ScheduleTrial::Phase::kConfirming) {
     if (!trial.countConfirmCall(us)) return;
     endConfirmation(comm, args.tag(), trial);
@@ -180,6 +188,42 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
   }
   // A size of this class may have been memoised with the model's pick meanwhile.
   if (trial.phase == ScheduleTrial::Phase::kSettled) comm.scheduleMemo(args.kind) = {};
+}
+
+// The class's trial when the call runs the winner it settled on, at the size it was timed at:
+// the trial watches such calls (kDriftFactor). Null for calls HOOP_ALGO forces.
+ScheduleTrial* watchOf(Communicator& comm, const CollectiveArgs& args, const AlgorithmEntry* forced,
+                       const ScheduleChoice& choice) {
+  if (forced != nullptr || !trialsOn(comm)) return nullptr;
+  ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
+  const bool watched =
+      trial.watched() && trial.bytes == args.bytes() && trial.winner == choice.schedule;
+  return watched ? &trial : nullptr;
+}
+
+// One call of a watched class: counted, and timed when it is one of the last before a check;
+// after the check's call the ranks agree whether the class is timed again from the next call.
+void runWatchedCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial,
+                    const ScheduleChoice& choice) {
+  double us = 0;
+  if (trial.nextWatchCallTimed()) {
+    us = runTimed(comm, args, *choice.schedule, choice.pieceBytes);
+  } else {
+    runSchedule(comm, args, *choice.schedule, choice.pieceBytes);
+  }
+  if (trial.countWatchCall(us) && endWatch(comm, args.tag(), trial)) {
+    comm.scheduleMemo(args.kind) = {};
+  }
+}
+
+// Runs the chosen schedule, through the class's watch when it has one.
+void runChosen(Communicator& comm, CollectiveArgs& args, const ScheduleChoice& choice,
+               ScheduleTrial* watch) {
+  if (watch != nullptr) {
+    runWatchedCall(comm, args, *watch, choice);
+  } else {
+    runSchedule(comm, args, *choice.schedule, choice.pieceBytes);
+  }
 }
 
 }  // namespace
@@ -203,7 +247,9 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
   // repeated calls of one size (a training loop) skip it once it is settled.
   Communicator::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
   if (memo.schedule != nullptr && memo.bytes == args.bytes()) {
-    runSchedule(comm, args, *static_cast<const AlgorithmEntry*>(memo.schedule), memo.pieceBytes);
+    const ScheduleChoice remembered{static_cast<const AlgorithmEntry*>(memo.schedule),
+                                    memo.pieceBytes};
+    runChosen(comm, args, remembered, static_cast<ScheduleTrial*>(memo.watch));
     return;
   }
   const AlgorithmEntry* forced = forcedFor(comm, args);
@@ -218,9 +264,10 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     return;
   }
   const ScheduleChoice choice = choose(comm, args, forced);
+  ScheduleTrial* watch = watchOf(comm, args, forced, choice);
   // Another size of a class still being timed gets the model's pick, not memoised.
-  if (trial == nullptr) memo = {args.bytes(), choice.schedule, choice.pieceBytes};
-  runSchedule(comm, args, *choice.schedule, choice.pieceBytes);
+  if (trial == nullptr) memo = {args.bytes(), choice.schedule, choice.pieceBytes, watch};
+  runChosen(comm, args, choice, watch);
 }
 
 }  // namespace hoop

@@ -189,9 +189,39 @@ void ScheduleTrial::takeConfirmations(std::span<const double> agreedInARowUs) {
     agreedUs[confirmOrder[i]] = agreedInARowUs[i];
     confirmed[confirmOrder[i]] = true;
   }
-  winner = candidates[fastestConfirmed(std::span(agreedUs).first(candidateCount),
-                                       std::span(confirmed).first(candidateCount))];
+  winnerIndex = fastestConfirmed(std::span(agreedUs).first(candidateCount),
+                                 std::span(confirmed).first(candidateCount));
+  winner = candidates[winnerIndex];
   phase = Phase::kSettled;
+}
+
+bool drifted(double settledUs, double watchedUs) {
+  return watchedUs >= settledUs * kDriftFactor || watchedUs * kDriftFactor <= settledUs;
+}
+
+size_t nextWatchInterval(size_t interval) {
+  return interval >= kMostWatchInterval / 2 ? kMostWatchInterval : interval * 2;
+}
+
+bool ScheduleTrial::countWatchCall(double us) {
+  if (nextWatchCallTimed()) {
+    watchRunUs[(watchCallsDone - (watchInterval - kWatchedCalls)) / kWatchRunCalls] += us;
+  }
+  return ++watchCallsDone == watchInterval;
+}
+
+double ScheduleTrial::watchedUs() const {
+  std::array<double, kConfirmRuns> means{};
+  for (size_t r = 0; r < kConfirmRuns; ++r) {
+    means[r] = watchRunUs[r] / static_cast<double>(kWatchRunCalls);
+  }
+  return medianOf(means);
+}
+
+void ScheduleTrial::startOver() {
+  const size_t interval = watchInterval;
+  *this = ScheduleTrial{};
+  watchInterval = interval;
 }
 
 void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
@@ -216,6 +246,25 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
       " bytes; the figures: ", figures(trial), "; the model's pick: ", trial.candidates[0]->logName,
       "; each the slowest rank's: in a row, the median of its runs' mean calls, else its fastest "
       "timed round)");
+}
+
+bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+  const double watchedUs = slowestOfEachRank(comm, tag, {trial.watchedUs()}).front();
+  const double settledUs = trial.agreedUs[trial.winnerIndex];
+  trial.watchCallsDone = 0;
+  trial.watchRunUs = {};
+  if (!drifted(settledUs, watchedUs)) return false;
+  const size_t interval = nextWatchInterval(trial.watchInterval);
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), " ran ",
+      trial.winner->logName, " at ", microseconds(watchedUs),
+      " a call (the slowest rank's median of ", kConfirmRuns, " runs of ", kWatchRunCalls,
+      " calls in a row, the last of ", trial.watchInterval, " calls at ", trial.bytes,
+      " bytes) against ", microseconds(settledUs),
+      " when it settled: timing its candidates again from the next call, ", "then watching every ",
+      interval, " calls");
+  trial.startOver();
+  trial.watchInterval = interval;
+  return true;
 }
 
 }  // namespace hoop

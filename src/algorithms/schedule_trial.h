@@ -20,6 +20,9 @@
 // 4. The class settles on the fastest confirmed candidate. A later candidate displaces an earlier
 //    one only by beating it by kTrialWinFraction, so schedules within the noise keep the model's
 //    order.
+// 5. The watch: every so many calls of the settled class, its last calls are timed, and where they
+//    run kDriftFactor slower or faster than the figure the class settled with, the class starts
+//    goes back to step 1 from its next call.
 //
 // Calls of the class at another size than the trial's are served by the model's pick meanwhile,
 // untimed (see kCallsBeforeTrialMoves). Each constant below says why it is what it is.
@@ -27,8 +30,9 @@
 // Every rank decides from the same agreed figures at the same call, so every rank runs the same
 // schedule. The trial's calls are ordinary calls: exact, and bitwise identical on every rank.
 // Which schedule a class settles on depends on timing, so floating-point results may differ from
-// one run to the next (another order of additions); HOOP_ALGO fixes the schedule for jobs that
-// need the same bits every run, and HOOP_TUNE_TRIAL=0 keeps the model's pick.
+// one run to the next (another order of additions), and after the watch times a class again, from
+// one call to a later one; HOOP_ALGO fixes the schedule for jobs that need the same bits every
+// run, and HOOP_TUNE_TRIAL=0 keeps the model's pick.
 //
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
 // BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
@@ -131,6 +135,37 @@ inline constexpr double kMinConfirmSpanUs = 2000;
 inline constexpr size_t kMostConfirmCalls = 4096;
 inline constexpr size_t kConfirmRuns = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
+// The watch over a settled class. A trial ranks its candidates on the machine as it was for the
+// trial's milliseconds to seconds, and a class kept its schedule for good after it; but a
+// machine can change under a long job (another job's processes, data-loading workers, a VM's host
+// moving its CPUs), and with it the order of the schedules: at 4 ranks over shm on the 2-core VM,
+// 2 MiB, two-shot read 357-432 us a call and the ring 517-620 with the machine otherwise idle, and
+// two-shot 594-12833 us against the ring's 645-660 with a busy loop on one of the two CPUs
+// (bench/RESULTS.md, thirty-eighth pass).
+//
+// So a settled class counts its calls at the trial's size, and every `interval` of them
+// (HOOP_TUNE_WATCH, doubled each time the class was timed again) the last kWatchedCalls are timed
+// as a confirmation's runs are: kConfirmRuns runs of kWatchRunCalls calls in a row, each rank's
+// median of the runs' mean calls, and the slowest rank's of those. A figure kDriftFactor or more
+// away from the one the winner settled with, slower or faster, says the machine the trial ranked
+// the schedules on is gone: the class is timed again from its next call. Every rank counts the
+// same calls and takes the same agreed figure, so all start again at the same call.
+//
+// kDriftFactor is wider than what a schedule's figure wanders by on a machine that stays as it was
+// (the fastest forced schedule's rows lay 1.0-1.2x apart over three launches at most sizes of the
+// VM's tables, thirty-seventh pass), so that noise does not time classes again. Doubling the
+// interval bounds what a machine that keeps changing can cost: a class of calls timed again k
+// times has run at least interval * (2^k - 1) calls of its settled schedule.
+inline constexpr size_t kWatchRunCalls = 8;
+inline constexpr size_t kWatchedCalls = kConfirmRuns * kWatchRunCalls;
+inline constexpr double kDriftFactor = 1.5;
+inline constexpr size_t kDefaultWatchInterval = 4096;
+inline constexpr size_t kMostWatchInterval = size_t{1} << 40;
+// Whether a settled class's watched figure lies kDriftFactor or more from its settled one.
+bool drifted(double settledUs, double watchedUs);
+// The interval after a class was timed again: twice the last, up to kMostWatchInterval.
+size_t nextWatchInterval(size_t interval);
+
 // A trial times its candidates at the size of its class's first call. A size called once (a job's
 // one-off call that happened to open the class) would hold the trial for good, and the size the
 // job loops on would never be timed: hoop-perf's own reduction of its 20 iteration times (160
@@ -218,6 +253,12 @@ struct ScheduleTrial {
   std::array<std::array<double, kConfirmRuns>, kMaxTrialCandidates> runUs{};
   // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
   const AlgorithmEntry* winner = nullptr;
+  size_t winnerIndex = 0;  // among the candidates, when winner is one
+  // The watch (kDriftFactor): calls of the trial's size between checks (0: none), the calls
+  // counted since the last check, and this rank's timed calls of each run, microseconds summed.
+  size_t watchInterval = 0;
+  size_t watchCallsDone = 0;
+  std::array<double, kConfirmRuns> watchRunUs{};
 
   size_t burstCalls() const { return 1 + plan.timedPerBurst; }
   // The warm-up rounds, then the timed ones.
@@ -251,6 +292,19 @@ struct ScheduleTrial {
   // This rank's figure of each candidate in confirmOrder: the median of its runs' mean calls.
   std::vector<double> medianRunsUs() const;
 
+  // Watched: whether the next call at the trial's size is one of the last kWatchedCalls before a
+  // check; counts it (its microseconds go to its run when timed), true once it was the last.
+  // Only a class that timed its candidates has a figure to compare.
+  bool watched() const {
+    return phase == Phase::kSettled && winner != nullptr && watchInterval > 0;
+  }
+  bool nextWatchCallTimed() const { return watchCallsDone >= watchInterval - kWatchedCalls; }
+  bool countWatchCall(double us);
+  // This rank's figure of the watched calls: the median of its runs' mean calls.
+  double watchedUs() const;
+  // The class's state as at its first call, but for its watch's interval.
+  void startOver();
+
   // The ranks' agreed figures of the timed rounds: the confirmation of candidatesToConfirm()'s
   // starts.
   void takeTimedRounds(std::span<const double> agreed);
@@ -266,6 +320,11 @@ void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& tria
 // After the last run in a row, on every rank: agrees on the slowest rank's figure of each
 // candidate confirmed, settles the class, and logs the figures and the winner at INFO.
 void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+
+// After a watched class's check call, on every rank: agrees on the slowest rank's figure of the
+// watched calls and, where it drifted from the settled one, logs both at INFO and starts the class
+// over (true); else the count starts again.
+bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
 
 // Every kind and size class a communicator has called, created on first use.
 class ScheduleTrials {

@@ -7,12 +7,15 @@
 #include <cstdlib>
 
 #include "algorithms/collective.h"
+#include "algorithms/schedule_trial.h"
 #include "core/communicator.h"
 #include "core/env.h"
 #include "core/error.h"
 
 namespace hoop {
 namespace {
+
+static_assert(CostModel{}.watchCalls == kDefaultWatchInterval);
 
 // "alpha_us,GB/s" (GB = 1e9 bytes).
 LinkCost linkFromEnv(const char* name, LinkCost fallback) {
@@ -39,6 +42,14 @@ CostModel CostModel::fromEnvironment() {
   model.tcpFromEnv = envString("HOOP_TUNE_TCP").has_value();
   model.calibrate = envInt("HOOP_TUNE_CALIBRATE", 1) != 0;
   model.trial = envInt("HOOP_TUNE_TRIAL", 1) != 0;
+  const long long watch = envInt("HOOP_TUNE_WATCH", static_cast<long long>(kDefaultWatchInterval));
+  if (watch != 0 && (watch < static_cast<long long>(kWatchedCalls) ||
+                     watch > static_cast<long long>(kMostWatchInterval))) {
+    fail(hoopInvalidArgument, "HOOP_TUNE_WATCH='", watch,
+         "' is not 0 (no watch) or a count of calls from ", kWatchedCalls,
+         " (the calls each check times) to ", kMostWatchInterval);
+  }
+  model.watchCalls = static_cast<size_t>(watch);
   if (auto text = envString("HOOP_TUNE_REDUCE")) {
     model.reduceFromEnv = true;
     char* end = nullptr;

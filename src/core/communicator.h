@@ -128,11 +128,12 @@ class Communicator {
 
   // The schedule last chosen for each kind of collective, with the size it was chosen for:
   // repeated calls of one size (a training loop) skip the choice. Opaque here; the dispatcher
-  // knows what it points to.
+  // knows what they point to.
   struct ScheduleMemo {
     size_t bytes = SIZE_MAX;
     const void* schedule = nullptr;
     size_t pieceBytes = 0;
+    void* watch = nullptr;  // the settled class that counts these calls, if one does
   };
   ScheduleMemo& scheduleMemo(OpKind kind) { return scheduleMemos_[static_cast<size_t>(kind)]; }
 

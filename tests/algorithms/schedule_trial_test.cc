@@ -322,5 +322,81 @@ TEST(ScheduleTrial, ClassesAreKeptApartByKindAndSize) {
   EXPECT_EQ(trials.find(OpKind::kBroadcast, 100), nullptr);
 }
 
+TEST(ScheduleTrial, DriftIsAFactorEitherWay) {
+  EXPECT_FALSE(drifted(100.0, 100.0));
+  EXPECT_FALSE(drifted(100.0, 149.0));
+  EXPECT_TRUE(drifted(100.0, 150.0));
+  EXPECT_TRUE(drifted(100.0, 1000.0));
+  EXPECT_FALSE(drifted(150.0, 101.0));
+  EXPECT_TRUE(drifted(150.0, 100.0));
+  EXPECT_TRUE(drifted(150.0, 10.0));
+}
+
+TEST(ScheduleTrial, EachDriftDoublesTheWatchInterval) {
+  EXPECT_EQ(nextWatchInterval(4096), 8192u);
+  EXPECT_EQ(nextWatchInterval(32), 64u);
+  EXPECT_EQ(nextWatchInterval(kMostWatchInterval / 2), kMostWatchInterval);
+  EXPECT_EQ(nextWatchInterval(kMostWatchInterval), kMostWatchInterval);
+}
+
+// A settled class with a timed winner, watched every `interval` calls.
+ScheduleTrial settledAndWatched(size_t interval) {
+  static const AlgorithmEntry& ring = *findAlgorithm(OpKind::kAllReduce, "ring");
+  ScheduleTrial trial;
+  trial.phase = ScheduleTrial::Phase::kSettled;
+  trial.candidates[0] = &ring;
+  trial.candidateCount = 1;
+  trial.winner = &ring;
+  trial.watchInterval = interval;
+  return trial;
+}
+
+TEST(ScheduleTrial, TheLastCallsBeforeACheckAreTimedInRuns) {
+  ScheduleTrial trial = settledAndWatched(100);
+  ASSERT_TRUE(trial.watched());
+  std::vector<size_t> timed;
+  for (size_t call = 0; call < 100; ++call) {
+    if (trial.nextWatchCallTimed()) timed.push_back(call);
+    // Untimed calls bring 0; the four runs of 8 timed calls 10, 20, 30 and 40 us a call, but for
+    // one call of 1000 us in the last run: the median of the runs' means is 25.
+    const size_t run = call < 68 ? 0 : (call - 68) / kWatchRunCalls;
+    const double us = call < 68 ? 0 : call == 99 ? 1000 : 10.0 * static_cast<double>(run + 1);
+    EXPECT_EQ(trial.countWatchCall(us), call == 99) << call;
+  }
+  ASSERT_EQ(timed.size(), kWatchedCalls);
+  EXPECT_EQ(timed.front(), 100 - kWatchedCalls);
+  EXPECT_EQ(timed.back(), 99u);
+  EXPECT_DOUBLE_EQ(trial.watchedUs(), 25.0);
+}
+
+TEST(ScheduleTrial, OnlyATimedWinnerWithAnIntervalIsWatched) {
+  EXPECT_FALSE(settledAndWatched(0).watched());
+  ScheduleTrial modelsPick = settledAndWatched(64);
+  modelsPick.winner = nullptr;  // one candidate only: nothing was timed
+  EXPECT_FALSE(modelsPick.watched());
+  ScheduleTrial timing = settledAndWatched(64);
+  timing.phase = ScheduleTrial::Phase::kTiming;
+  EXPECT_FALSE(timing.watched());
+}
+
+TEST(ScheduleTrial, StartingOverKeepsOnlyTheWatchInterval) {
+  ScheduleTrial trial = settledAndWatched(256);
+  trial.bytes = 4096;
+  trial.callsRun = 7;
+  trial.agreedUs[0] = 12.5;
+  trial.watchCallsDone = 200;
+  trial.watchRunUs[1] = 3.0;
+  trial.startOver();
+  EXPECT_EQ(trial.phase, ScheduleTrial::Phase::kNotStarted);
+  EXPECT_EQ(trial.winner, nullptr);
+  EXPECT_EQ(trial.bytes, 0u);
+  EXPECT_EQ(trial.callsRun, 0u);
+  EXPECT_EQ(trial.candidateCount, 0u);
+  EXPECT_EQ(trial.agreedUs[0], 0.0);
+  EXPECT_EQ(trial.watchCallsDone, 0u);
+  EXPECT_EQ(trial.watchRunUs[1], 0.0);
+  EXPECT_EQ(trial.watchInterval, 256u);
+}
+
 }  // namespace
 }  // namespace hoop

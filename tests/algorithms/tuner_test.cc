@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algorithms/calibration.h"
+#include "algorithms/schedule_trial.h"
 #include "core/error.h"
 
 namespace hoop {
@@ -427,6 +428,27 @@ TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   unsetenv("HOOP_TUNE_SHM");
   unsetenv("HOOP_TUNE_TCP");
   unsetenv("HOOP_TUNE_REDUCE");
+}
+
+TEST(CostModel, WatchIntervalFromTheEnvironment) {
+  EXPECT_EQ(CostModel::fromEnvironment().watchCalls, kDefaultWatchInterval);
+  for (const auto& [text, calls] : {std::pair{"0", size_t{0}}, std::pair{"32", size_t{32}},
+                                    std::pair{"100000", size_t{100000}}}) {
+    setenv("HOOP_TUNE_WATCH", text, 1);
+    EXPECT_EQ(CostModel::fromEnvironment().watchCalls, calls) << text;
+  }
+  // Fewer calls than a check times, more than the doubling's ceiling, negative, not a number.
+  for (const char* bad : {"31", "1", "2000000000000", "-5", "many", "64 calls"}) {
+    setenv("HOOP_TUNE_WATCH", bad, 1);
+    try {
+      CostModel::fromEnvironment();
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), hoopInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("HOOP_TUNE_WATCH='"), std::string::npos) << e.what();
+    }
+  }
+  unsetenv("HOOP_TUNE_WATCH");
 }
 
 }  // namespace

@@ -339,13 +339,16 @@ TEST(Algorithm, EveryRankMakesTheSameChoice) {
 // winner is the fastest of the times it logs or within the noise margin of it. With
 // HOOP_TUNE_TRIAL=0 nothing is timed. The model keeps its default figures, which price several
 // schedules within 2x of each other at 2 KiB; figures measured on a loaded machine may price one
-// far ahead, leaving nothing to time.
+// far ahead, leaving nothing to time. The watch is off: a class timed in a process's first
+// second ran 2x faster 4096 calls later, and was timed again (DriftTimesASettledClassAgain... below
+// tests that).
 TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
   for (const char* transport : {"tcp", "shm"}) {
     auto results = runWithUniqueId(
         4, {"--suite", "loop", "--seconds", "1", "--count", "512", "--until-settled"},
         {{"HOOP_TRANSPORT", transport},
          {"HOOP_TUNE_CALIBRATE", "0"},
+         {"HOOP_TUNE_WATCH", "0"},
          {"HOOP_DEBUG", "INFO"},
          {"HOOP_DEBUG_SUBSYS", "TUNE"}});
     expectAllPassed(results);
@@ -398,6 +401,53 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
   expectAllPassed(results);
   for (const auto& result : results) {
     EXPECT_EQ(result.output.find("settled on"), std::string::npos) << result.output;
+  }
+}
+
+// The watch over a settled class (schedule_trial.h's kDriftFactor): once allreduces of 512 floats
+// have settled, the last rank sleeps 20 ms before each call, which stretches the others' calls.
+// Checked every 32 calls, the class is timed again after exactly 32 calls on every rank, each rank
+// logs the same drift (agreed figures), and the class settles again. With HOOP_TUNE_WATCH=0 it
+// stays settled through the same slow calls.
+TEST(Algorithm, DriftTimesASettledClassAgainOnEveryRank) {
+  const Env quiet = {
+      {"HOOP_TUNE_CALIBRATE", "0"}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "TUNE"}};
+  const std::vector<std::string> args = {"--suite", "drift",         "--count",
+                                         "512",     "--drift-calls", "96"};
+  for (const char* transport : {"tcp", "shm"}) {
+    Env env = quiet;
+    env["HOOP_TRANSPORT"] = transport;
+    env["HOOP_TUNE_WATCH"] = "32";
+    auto results = runWithUniqueId(4, args, env);
+    expectAllPassed(results);
+    std::vector<std::string> drifts(results.size());
+    for (size_t r = 0; r < results.size(); ++r) {
+      const std::string& output = results[r].output;
+      const std::string prefix = "DRIFT rank " + std::to_string(r) + ": ";
+      EXPECT_NE(output.find(prefix + "timed again after 32 calls"), std::string::npos) << output;
+      EXPECT_NE(output.find(prefix + "settled again"), std::string::npos) << output;
+      std::istringstream lines(output);
+      for (std::string line; std::getline(lines, line);) {
+        const size_t at = line.find("allreduce of 2048 to 4095 bytes ran ");
+        if (at != std::string::npos) drifts[r] += line.substr(at) + "\n";
+      }
+      EXPECT_EQ(drifts[r], drifts[0]) << transport << ": rank " << r << " saw another drift";
+    }
+    EXPECT_NE(drifts[0].find(" when it settled: timing its candidates again from the next call, "
+                             "then watching every 64 calls\n"),
+              std::string::npos)
+        << transport << ": " << results[0].output;
+  }
+  Env off = quiet;
+  off["HOOP_TRANSPORT"] = "shm";
+  off["HOOP_TUNE_WATCH"] = "0";
+  auto results = runWithUniqueId(2, args, off);
+  expectAllPassed(results);
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_NE(results[r].output.find("DRIFT rank " + std::to_string(r) +
+                                     ": still settled after 96 calls"),
+              std::string::npos)
+        << results[r].output;
   }
 }
 

@@ -3,7 +3,8 @@
 // if every result was exactly right. Failures print what, where and which element.
 //
 //   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop|set-algorithms|
-//                    set-algorithms-mismatch [--large] [--seconds S] [--count N] [--until-settled]
+//                    set-algorithms-mismatch|drift [--large] [--seconds S] [--count N]
+//                    [--until-settled] [--drift-calls N]
 // The loop suite runs allreduces of N floats for S seconds (forever without --seconds), for the
 // fault tests: they stop, kill or cut off a rank while it runs. With --until-settled it also runs
 // on past S until the timed choice for N floats has settled (at most kMostLoopSeconds), so that a
@@ -11,6 +12,8 @@
 // The set-algorithms suites switch schedules with hoopCommSetAlgorithms between allreduces of N
 // floats; in the mismatch one rank 1 passes other rules than the rest, and every rank must get
 // hoopInvalidUsage naming it.
+// The drift suite slows the last rank down once allreduces of N floats have settled, for at most
+// --drift-calls calls, and reports whether and when the class was timed again.
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS are read.
 #include <time.h>
 #include <unistd.h>
@@ -394,6 +397,41 @@ void allReduceChecked(size_t count, const std::string& what) {
   ++checks;
 }
 
+// The watch over a settled class (schedule_trial.h's kDriftFactor). Allreduces of `count`
+// floats until their class has settled; then the last rank sleeps kDriftSleepMs before each call,
+// which stretches every other rank's call, until hoop says the class is no longer settled (its
+// watch saw the drift and times it again) or `driftCalls` calls have run; then calls without the
+// sleep until the class has settled again. Prints after how many calls the class started over,
+// which the test compares across ranks and with HOOP_TUNE_WATCH. Exact sums every call.
+constexpr int kDriftSleepMs = 20;
+void drift(size_t count, size_t driftCalls) {
+  const auto settled = [&] {
+    int answer = 0;
+    ok(hoopCommScheduleSettled(comm, hoopCollAllReduce, count, hoopFloat32, &answer),
+       "hoopCommScheduleSettled");
+    return answer != 0;
+  };
+  const auto untilSettled = [&](const std::string& what) {
+    for (size_t call = 0; !settled(); ++call) {
+      if (call == HOOP_MOST_CALLS_TO_SETTLE) die(what + ": not settled after that many calls");
+      allReduceChecked(count, what + " call " + std::to_string(call));
+    }
+  };
+  untilSettled("first trial");
+  size_t calls = 0;
+  for (; calls < driftCalls && settled(); ++calls) {
+    if (rank == nranks - 1) std::this_thread::sleep_for(std::chrono::milliseconds(kDriftSleepMs));
+    allReduceChecked(count, "drift call " + std::to_string(calls));
+  }
+  if (settled()) {
+    std::printf("DRIFT rank %d: still settled after %zu calls\n", rank, calls);
+    return;
+  }
+  std::printf("DRIFT rank %d: timed again after %zu calls\n", rank, calls);
+  untilSettled("second trial");
+  std::printf("DRIFT rank %d: settled again\n", rank);
+}
+
 // hoop's own choice for `count` floats, then each forced schedule in turn, then hoop's choice
 // again: each call at the same size, so a choice remembered from the call before would show (the
 // test reads which schedules the log says ran).
@@ -443,6 +481,7 @@ int main(int argc, char** argv) {
   double seconds = 1e9;
   size_t count = 65536;
   bool untilSettled = false;
+  size_t driftCalls = 1000;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--init" && i + 1 < argc)
@@ -459,6 +498,8 @@ int main(int argc, char** argv) {
       count = std::strtoull(argv[++i], nullptr, 10);
     else if (arg == "--until-settled")
       untilSettled = true;
+    else if (arg == "--drift-calls" && i + 1 < argc)
+      driftCalls = std::strtoull(argv[++i], nullptr, 10);
     else
       die("unknown argument " + arg);
   }
@@ -488,6 +529,8 @@ int main(int argc, char** argv) {
     setAlgorithms(count);
   else if (suite == "set-algorithms-mismatch")
     setAlgorithmsMismatch();
+  else if (suite == "drift")
+    drift(count, driftCalls);
   else if (suite == "hello")
     ++checks;
   else
