@@ -178,9 +178,9 @@ hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t collective, 
  * hoop is still timing the schedules it cannot tell apart on the first calls of their size
  * class (HOOP_TUNE_TRIAL). The same on every rank after the same calls; a benchmark that wants
  * the steady state runs calls until it reads 1, which calls of one size reach after at most
- * HOOP_MOST_CALLS_TO_SETTLE of them. "From now on" until the machine changes: a settled class
- * whose calls run 1.5x slower or faster than when it settled is timed again (HOOP_TUNE_WATCH),
- * and reads 0 again until that settles, on every rank at the same call. */
+ * HOOP_MOST_CALLS_TO_SETTLE of them. With HOOP_TUNE_WATCH set, "from now on" lasts until the
+ * machine changes: a settled class whose calls run 1.5x slower or faster than when it settled is
+ * timed again, and reads 0 until that settles, on every rank from the same call. */
 #define HOOP_MOST_CALLS_TO_SETTLE 25048
 hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collective, size_t count,
                                      hoopDataType_t datatype, int* settled);

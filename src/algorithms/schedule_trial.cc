@@ -253,15 +253,19 @@ bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
   const double settledUs = trial.agreedUs[trial.winnerIndex];
   trial.watchCallsDone = 0;
   trial.watchRunUs = {};
-  if (!drifted(settledUs, watchedUs)) return false;
+  const std::string ran = str(
+      className(tag.kind, trial.bytes), " ran ", trial.winner->logName, " at ",
+      microseconds(watchedUs), " a call (the slowest rank's median of ", kConfirmRuns, " runs of ",
+      kWatchRunCalls, " calls in a row, the last of ", trial.watchInterval, " calls at ",
+      trial.bytes, " bytes) against ", microseconds(settledUs), " when it settled");
+  if (!drifted(settledUs, watchedUs)) {
+    // Every few thousand calls of every class: for a look into the watch, not for the INFO log.
+    log(LogLevel::kTrace, LogSubsys::kTune, comm.rank(), ran, ": within ", kDriftFactor, "x, kept");
+    return false;
+  }
   const size_t interval = nextWatchInterval(trial.watchInterval);
-  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes), " ran ",
-      trial.winner->logName, " at ", microseconds(watchedUs),
-      " a call (the slowest rank's median of ", kConfirmRuns, " runs of ", kWatchRunCalls,
-      " calls in a row, the last of ", trial.watchInterval, " calls at ", trial.bytes,
-      " bytes) against ", microseconds(settledUs),
-      " when it settled: timing its candidates again from the next call, ", "then watching every ",
-      interval, " calls");
+  log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), ran,
+      ": timing its candidates again from the next call, then watching every ", interval, " calls");
   trial.startOver();
   trial.watchInterval = interval;
   return true;

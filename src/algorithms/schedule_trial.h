@@ -20,9 +20,9 @@
 // 4. The class settles on the fastest confirmed candidate. A later candidate displaces an earlier
 //    one only by beating it by kTrialWinFraction, so schedules within the noise keep the model's
 //    order.
-// 5. The watch: every so many calls of the settled class, its last calls are timed, and where they
-//    run kDriftFactor slower or faster than the figure the class settled with, the class starts
-//    goes back to step 1 from its next call.
+// 5. With HOOP_TUNE_WATCH, the watch: every so many calls of the settled class, its last calls are
+//    timed, and where they run kDriftFactor slower or faster than the figure the class settled
+//    with, the class goes back to step 1 from its next call.
 //
 // Calls of the class at another size than the trial's are served by the model's pick meanwhile,
 // untimed (see kCallsBeforeTrialMoves). Each constant below says why it is what it is.
@@ -135,31 +135,39 @@ inline constexpr double kMinConfirmSpanUs = 2000;
 inline constexpr size_t kMostConfirmCalls = 4096;
 inline constexpr size_t kConfirmRuns = 4;
 inline constexpr double kConfirmReach = kTrialMargin;
-// The watch over a settled class. A trial ranks its candidates on the machine as it was for the
-// trial's milliseconds to seconds, and a class kept its schedule for good after it; but a
+// The watch over a settled class (off by default). A trial ranks its candidates on the machine as
+// it was for the trial's milliseconds to seconds, and a class keeps its schedule after it; but a
 // machine can change under a long job (another job's processes, data-loading workers, a VM's host
 // moving its CPUs), and with it the order of the schedules: at 4 ranks over shm on the 2-core VM,
-// 2 MiB, two-shot read 357-432 us a call and the ring 517-620 with the machine otherwise idle, and
-// two-shot 594-12833 us against the ring's 645-660 with a busy loop on one of the two CPUs
-// (bench/RESULTS.md, thirty-eighth pass).
+// 2 MiB, forced two-shot read 12.8 ms a call in one launch of two with a busy loop pinned to one
+// CPU, against 0.7 ms for the ring; idle, two-shot was the fastest (bench/RESULTS.md,
+// thirty-eighth pass).
 //
-// So a settled class counts its calls at the trial's size, and every `interval` of them
-// (HOOP_TUNE_WATCH, doubled each time the class was timed again) the last kWatchedCalls are timed
-// as a confirmation's runs are: kConfirmRuns runs of kWatchRunCalls calls in a row, each rank's
-// median of the runs' mean calls, and the slowest rank's of those. A figure kDriftFactor or more
-// away from the one the winner settled with, slower or faster, says the machine the trial ranked
-// the schedules on is gone: the class is timed again from its next call. Every rank counts the
-// same calls and takes the same agreed figure, so all start again at the same call.
+// With HOOP_TUNE_WATCH set, a settled class counts its calls at the trial's size, and every
+// `interval` of them (HOOP_TUNE_WATCH, doubled each time the class was timed again) the last
+// kWatchedCalls are timed as a confirmation's runs are: kConfirmRuns runs of kWatchRunCalls calls
+// in a row, each rank's median of the runs' mean calls, and the slowest rank's of those. A figure
+// kDriftFactor or more away from the one the winner settled with, slower or faster, says the
+// machine the trial ranked the schedules on is gone: the class is timed again from its next call.
+// Every rank counts the same calls and takes the same agreed figure, so all start again at the
+// same call.
 //
 // kDriftFactor is wider than what a schedule's figure wanders by on a machine that stays as it was
 // (the fastest forced schedule's rows lay 1.0-1.2x apart over three launches at most sizes of the
-// VM's tables, thirty-seventh pass), so that noise does not time classes again. Doubling the
-// interval bounds what a machine that keeps changing can cost: a class of calls timed again k
-// times has run at least interval * (2^k - 1) calls of its settled schedule.
+// VM's tables, thirty-seventh pass; eighteen long rows of the thirty-eighth pass never drifted),
+// so that noise does not time classes again. Doubling the interval bounds what a machine that
+// keeps changing can cost: a class timed again k times has run at least interval * (2^k - 1)
+// calls of its settled schedule.
+//
+// Off by default because on the VM it found nothing better: a busy loop arriving 1 s into a 2 MiB
+// loop was seen at the next check (1.85-2.0x) in every launch, and six of the seven trials that
+// followed kept two-shot, which the loop's calls paid for (the rows' mean call 1.15-1.54x those of
+// launches without the watch out of place). Trials in a process's first second read 1.5-2.6x the
+// same schedule's calls a few thousand calls later, and timed again kept the same schedule too.
 inline constexpr size_t kWatchRunCalls = 8;
 inline constexpr size_t kWatchedCalls = kConfirmRuns * kWatchRunCalls;
 inline constexpr double kDriftFactor = 1.5;
-inline constexpr size_t kDefaultWatchInterval = 4096;
+inline constexpr size_t kDefaultWatchInterval = 0;  // off (above)
 inline constexpr size_t kMostWatchInterval = size_t{1} << 40;
 // Whether a settled class's watched figure lies kDriftFactor or more from its settled one.
 bool drifted(double settledUs, double watchedUs);

@@ -45,9 +45,9 @@ struct CostModel {
   bool calibrate = true;  // HOOP_TUNE_CALIBRATE (0 keeps the defaults)
   // HOOP_TUNE_TRIAL (0: the model's pick, never timed; schedule_trial.h).
   bool trial = true;
-  // HOOP_TUNE_WATCH: calls of a settled class between its checks for drift (0: never; 32 at the
-  // least, the calls a check times; schedule_trial.h's kDefaultWatchInterval by default).
-  size_t watchCalls = 4096;
+  // HOOP_TUNE_WATCH: calls of a settled class between its checks for drift (0, the default: never;
+  // else 32 at the least, the calls a check times; schedule_trial.h).
+  size_t watchCalls = 0;
 
   // Defaults, with HOOP_TUNE_* overrides; a malformed value is hoopInvalidArgument naming it.
   static CostModel fromEnvironment();

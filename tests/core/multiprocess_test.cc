@@ -339,9 +339,9 @@ TEST(Algorithm, EveryRankMakesTheSameChoice) {
 // winner is the fastest of the times it logs or within the noise margin of it. With
 // HOOP_TUNE_TRIAL=0 nothing is timed. The model keeps its default figures, which price several
 // schedules within 2x of each other at 2 KiB; figures measured on a loaded machine may price one
-// far ahead, leaving nothing to time. The watch is off: a class timed in a process's first
-// second ran 2x faster 4096 calls later, and was timed again (DriftTimesASettledClassAgain... below
-// tests that).
+// far ahead, leaving nothing to time. The watch stays off, as by default: with it, a class timed
+// in a process's first second ran 2x faster 4096 calls later and was timed again (the watch's own
+// test is DriftTimesASettledClassAgainOnEveryRank, below).
 TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
   for (const char* transport : {"tcp", "shm"}) {
     auto results = runWithUniqueId(
