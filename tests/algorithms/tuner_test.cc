@@ -398,6 +398,20 @@ TEST(CostModel, PipelinePiecesGrowWithTheMessageAndStayWithinBounds) {
   }
 }
 
+// CostModel::fromEnvironment() with `name` set to `bad`: hoopInvalidArgument quoting both.
+void expectRefused(const char* name, const char* bad) {
+  setenv(name, bad, 1);
+  try {
+    CostModel::fromEnvironment();
+    ADD_FAILURE() << name << "=" << bad << " accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), hoopInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + bad + "'"), std::string::npos)
+        << e.what();
+  }
+  unsetenv(name);
+}
+
 TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   setenv("HOOP_TUNE_TCP", "1,40", 1);  // a fast network: the ring wins sooner
   setenv("HOOP_TUNE_REDUCE", "20", 1);
@@ -413,19 +427,7 @@ TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
   EXPECT_FALSE(CostModel::fromEnvironment().calibrate);
   unsetenv("HOOP_TUNE_CALIBRATE");
-  for (const char* bad : {"1", "x,2", "1,0", "-1,2", "1,2,3"}) {
-    setenv("HOOP_TUNE_SHM", bad, 1);
-    try {
-      CostModel::fromEnvironment();
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), hoopInvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(std::string("HOOP_TUNE_SHM='") + bad + "'"),
-                std::string::npos)
-          << e.what();
-    }
-  }
-  unsetenv("HOOP_TUNE_SHM");
+  for (const char* bad : {"1", "x,2", "1,0", "-1,2", "1,2,3"}) expectRefused("HOOP_TUNE_SHM", bad);
   unsetenv("HOOP_TUNE_TCP");
   unsetenv("HOOP_TUNE_REDUCE");
 }
@@ -441,16 +443,8 @@ TEST(CostModel, WatchIntervalFromTheEnvironment) {
   }
   // Fewer calls than a check times, more than the doubling's ceiling, negative, not a number.
   for (const char* bad : {"31", "1", "2000000000000", "-5", "many", "64 calls"}) {
-    setenv("HOOP_TUNE_WATCH", bad, 1);
-    try {
-      CostModel::fromEnvironment();
-      ADD_FAILURE() << bad << " accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), hoopInvalidArgument);
-      EXPECT_NE(std::string(e.what()).find("HOOP_TUNE_WATCH='"), std::string::npos) << e.what();
-    }
+    expectRefused("HOOP_TUNE_WATCH", bad);
   }
-  unsetenv("HOOP_TUNE_WATCH");
 }
 
 }  // namespace
