@@ -300,12 +300,13 @@ struct ScheduleTrial {
   // This rank's figure of each candidate in confirmOrder: the median of its runs' mean calls.
   std::vector<double> medianRunsUs() const;
 
-  // Watched: whether the next call at the trial's size is one of the last kWatchedCalls before a
-  // check; counts it (its microseconds go to its run when timed), true once it was the last.
-  // Only a class that timed its candidates has a figure to compare.
+  // Whether the watch counts this class's calls: only a class that timed its candidates has a
+  // figure to compare.
   bool watched() const {
     return phase == Phase::kSettled && winner != nullptr && watchInterval > 0;
   }
+  // Watched: whether the next call at the trial's size is one of the last kWatchedCalls before a
+  // check; counts it (its microseconds go to its run when timed), true once it was the last.
   bool nextWatchCallTimed() const { return watchCallsDone >= watchInterval - kWatchedCalls; }
   bool countWatchCall(double us);
   // This rank's figure of the watched calls: the median of its runs' mean calls.
