@@ -13,12 +13,24 @@ def address(family, port, raw):
     return struct.pack("<HH", family, port) + raw.ljust(16, b"\0")
 
 
+# The rendezvous messages' version (core/bootstrap_wire.h), and what a peer carries after its
+# address: its CPU mask (CPU_SETSIZE bits, here CPUs 0 and 1), the level-2 cache per CPU, and its
+# digests of the settings every rank must share (core/agreed_settings.h).
+BOOTSTRAP_VERSION = 3
+CPU_MASK_WORDS = 1024 // 64
+AGREED_SETTINGS = 8
+
+
 def peer(pid, host_id, name, family, port, raw):
-    return struct.pack("<IQ", pid, host_id) + name.ljust(64, b"\0") + address(family, port, raw)
+    cpus = struct.pack(f"<{CPU_MASK_WORDS}Q", 0b11, *([0] * (CPU_MASK_WORDS - 1)))
+    settings = struct.pack(f"<{AGREED_SETTINGS}Q", *range(1, AGREED_SETTINGS + 1))
+    return (struct.pack("<IQ", pid, host_id) + name.ljust(64, b"\0") + address(family, port, raw) +
+            cpus + struct.pack("<Q", 1 << 20) + settings)
 
 
 def registration(nranks, rank, family=AF_INET, raw=bytes([127, 0, 0, 1])):
-    return (struct.pack("<IHH", 0x42504F48, 1, 0) + SECRET + struct.pack("<QII", 7, nranks, rank) +
+    return (struct.pack("<IHH", 0x42504F48, BOOTSTRAP_VERSION, 0) + SECRET +
+            struct.pack("<QII", 7, nranks, rank) +
             peer(4242, 99, b"node0", family, 5000, raw))
 
 
@@ -28,11 +40,11 @@ def unique_id(family, raw):
 
 
 def answer(peers):
-    return struct.pack("<IHHI", 0x42504F48, 1, 0, len(peers)) + b"".join(peers)
+    return struct.pack("<IHHI", 0x42504F48, BOOTSTRAP_VERSION, 0, len(peers)) + b"".join(peers)
 
 
 def error_answer(text):
-    return struct.pack("<IHHI", 0x42504F48, 1, 1, len(text)) + text
+    return struct.pack("<IHHI", 0x42504F48, BOOTSTRAP_VERSION, 1, len(text)) + text
 
 
 def hello(streams, index, from_rank, to_rank):

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/agreed_settings.h"
 #include "core/secret.h"
 #include "hoop/hoop.h"
 #include "topology/host_cores.h"
@@ -42,6 +43,8 @@ struct PeerInfo {
   // every rank, so figures derived from it are agreed without another exchange.
   CpuMask cpus;
   size_t level2BytesPerCpu = 0;  // 0: the machine did not say
+  // Its digests of the settings every rank must share (agreed_settings.h).
+  SettingDigests settings{};
 
   // "rank 3 (host b, pid 912)": how messages name a peer.
   std::string describe() const;

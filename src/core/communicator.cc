@@ -66,11 +66,14 @@ std::unique_ptr<Communicator> Communicator::create(
     self.listenAddress = SocketAddress::localOf(listener.get());
     self.cpus = ownCpuMask();
     self.level2BytesPerCpu = hoop::level2BytesPerCpu(self.cpus);
+    self.settings = digestSettings(comm->config_);
     return self;
   };
   comm->peers_ =
       rendezvous(id, nranks, rank, describeSelf, deadline, [&] { return comm->abortRequested(); });
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
+  // Every rank holds the same table, so a difference fails every rank here, before any connects.
+  checkSettingsAgree(comm->peers_, rank, comm->config_);
   if (!affinity.summary.empty()) {
     log(LogLevel::kInfo, LogSubsys::kInit, rank, "placement: ", affinity.summary, "; listening on ",
         comm->peers_[rank].listenAddress.toString());

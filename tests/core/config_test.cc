@@ -3,6 +3,7 @@
 // processes (hoop_config_worker) over shared memory and TCP.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -119,28 +120,46 @@ TEST(Config, TimeoutOverridesTheEnvironment) {
   unsetenv("HOOP_TIMEOUT");
 }
 
-// config.algorithms wins over HOOP_ALGO; an unset field leaves HOOP_ALGO in force.
+// config.algorithms wins over HOOP_ALGO; an unset field leaves HOOP_ALGO in force. Ranks whose
+// rules differ (one set config.algorithms, the other left HOOP_ALGO in force) fail to initialise,
+// both of them, naming the setting (core/agreed_settings.h).
 TEST(Config, AlgorithmsOverrideTheEnvironment) {
   setenv("HOOP_ALGO", "allreduce:=tree", 1);
-  hoopUniqueId id;
-  ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
-  const char* chosen[2] = {};
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < 2; ++rank) {
-    ranks.emplace_back([&, rank] {
-      hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
-      if (rank == 0) config.algorithms = "allreduce:=direct";
-      hoopComm_t comm = nullptr;
-      ASSERT_EQ(hoopCommInitRankConfig(&comm, 2, id, rank, &config), hoopSuccess)
-          << hoopGetLastError(nullptr);
-      EXPECT_EQ(hoopCommScheduleName(comm, hoopCollAllReduce, 1 << 20, hoopFloat32, &chosen[rank]),
-                hoopSuccess);
-      EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
-    });
+  // Two ranks in threads, rank r with config.algorithms = rules[r] (null: unset); each rank's
+  // choice at 1 MiB, or its initialisation's error.
+  const auto run = [](const std::array<const char*, 2>& rules) {
+    hoopUniqueId id;
+    EXPECT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+    std::array<std::string, 2> outcome;
+    std::vector<std::thread> ranks;
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks.emplace_back([&, rank] {
+        hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
+        if (rules[rank] != nullptr) config.algorithms = rules[rank];
+        hoopComm_t comm = nullptr;
+        if (hoopCommInitRankConfig(&comm, 2, id, rank, &config) != hoopSuccess) {
+          outcome[rank] = hoopGetLastError(nullptr);
+          return;
+        }
+        const char* chosen = nullptr;
+        EXPECT_EQ(hoopCommScheduleName(comm, hoopCollAllReduce, 1 << 20, hoopFloat32, &chosen),
+                  hoopSuccess);
+        outcome[rank] = chosen;
+        EXPECT_EQ(hoopCommDestroy(comm), hoopSuccess);
+      });
+    }
+    for (auto& rank : ranks) rank.join();
+    return outcome;
+  };
+  EXPECT_EQ(run({"allreduce:=direct", "allreduce:=direct"}),
+            (std::array<std::string, 2>{"direct", "direct"}));
+  // hoop's own choice at 4 MiB is the ring.
+  EXPECT_EQ(run({nullptr, nullptr}), (std::array<std::string, 2>{"tree", "tree"}));
+  for (const std::string& error : run({"allreduce:=direct", nullptr})) {
+    EXPECT_NE(error.find("runs with another HOOP_ALGO (or config->algorithms) than rank 0"),
+              std::string::npos)
+        << error;
   }
-  for (auto& rank : ranks) rank.join();
-  EXPECT_STREQ(chosen[0], "direct");
-  EXPECT_STREQ(chosen[1], "tree");  // hoop's own choice at 4 MiB is ring
   unsetenv("HOOP_ALGO");
 }
 

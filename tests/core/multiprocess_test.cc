@@ -404,6 +404,44 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
   }
 }
 
+// Ranks that differ in a setting hoop's choice of schedule follows (core/agreed_settings.h) fail
+// to initialise, every one of them, naming the setting and the first rank that differs from rank
+// 0: one rank of three watching its classes, or forcing another allreduce schedule.
+TEST(Algorithm, RanksWithDifferentChoiceSettingsFailToInitialise) {
+  struct Case {
+    const char* name;
+    const char* value;
+    const char* named;
+  };
+  for (const Case& c : {Case{"HOOP_TUNE_WATCH", "64", "another HOOP_TUNE_WATCH than rank 0"},
+                        Case{"HOOP_ALGO", "allreduce:=tree",
+                             "another HOOP_ALGO (or config->algorithms) than rank 0"}}) {
+    hoopUniqueId id;
+    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
+    ProcessGroup group;
+    for (int r = 0; r < 3; ++r) {
+      Env env = {{"HOOP_TEST_UID", toHex(id)},
+                 {"HOOP_TEST_RANK", std::to_string(r)},
+                 {"HOOP_TEST_NRANKS", "3"}};
+      if (r == 2) env[c.name] = c.value;
+      group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "hello"}, env);
+    }
+    auto results = group.wait(std::chrono::seconds(120));
+    ASSERT_EQ(results.size(), 3u);
+    for (size_t r = 0; r < results.size(); ++r) {
+      EXPECT_NE(results[r].status, 0) << c.name << ": rank " << r << "\n" << results[r].output;
+      EXPECT_NE(
+          results[r].output.find("invalid usage: rank " + std::to_string(r) + ": rank 2 (host "),
+          std::string::npos)
+          << c.name << ": rank " << r << "\n"
+          << results[r].output;
+      EXPECT_NE(results[r].output.find(c.named), std::string::npos)
+          << c.name << ": rank " << r << "\n"
+          << results[r].output;
+    }
+  }
+}
+
 // The watch over a settled class (schedule_trial.h's kDriftFactor): once allreduces of 512 floats
 // have settled, the last rank sleeps 20 ms before each call, which stretches the others' calls.
 // Checked every 32 calls, the class is timed again after exactly 32 calls on every rank, each rank
