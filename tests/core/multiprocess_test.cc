@@ -23,6 +23,13 @@ void expectAllPassed(const std::vector<ProcessResult>& results) {
   }
 }
 
+// What a worker started with --init uid reads: the job's unique id, its rank and the job's size.
+Env joining(const hoopUniqueId& id, int rank, int nranks) {
+  return {{"HOOP_TEST_UID", toHex(id)},
+          {"HOOP_TEST_RANK", std::to_string(rank)},
+          {"HOOP_TEST_NRANKS", std::to_string(nranks)}};
+}
+
 // Starts nranks workers that join through a unique id made here.
 std::vector<ProcessResult> runWithUniqueId(int nranks, const std::vector<std::string>& args,
                                            Env env = {}, int timeoutSeconds = 300) {
@@ -31,9 +38,7 @@ std::vector<ProcessResult> runWithUniqueId(int nranks, const std::vector<std::st
   ProcessGroup group;
   for (int r = 0; r < nranks; ++r) {
     Env rankEnv = env;
-    rankEnv["HOOP_TEST_UID"] = toHex(id);
-    rankEnv["HOOP_TEST_RANK"] = std::to_string(r);
-    rankEnv["HOOP_TEST_NRANKS"] = std::to_string(nranks);
+    rankEnv.merge(joining(id, r, nranks));
     std::vector<std::string> argv = {HOOP_TEST_WORKER, "--init", "uid"};
     argv.insert(argv.end(), args.begin(), args.end());
     group.start(argv, rankEnv);
@@ -420,9 +425,7 @@ TEST(Algorithm, RanksWithDifferentChoiceSettingsFailToInitialise) {
     ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
     ProcessGroup group;
     for (int r = 0; r < 3; ++r) {
-      Env env = {{"HOOP_TEST_UID", toHex(id)},
-                 {"HOOP_TEST_RANK", std::to_string(r)},
-                 {"HOOP_TEST_NRANKS", "3"}};
+      Env env = joining(id, r, 3);
       if (r == 2) env[c.name] = c.value;
       group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "hello"}, env);
     }
@@ -704,10 +707,8 @@ TEST(Failure, DeadPeerIsReportedNotHung) {
   ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
   ProcessGroup group;
   for (int r = 0; r < 3; ++r) {
-    Env env = {{"HOOP_TEST_UID", toHex(id)},
-               {"HOOP_TEST_RANK", std::to_string(r)},
-               {"HOOP_TEST_NRANKS", "3"},
-               {"HOOP_TIMEOUT", "20"}};
+    Env env = joining(id, r, 3);
+    env["HOOP_TIMEOUT"] = "20";
     if (r == 2) {
       // Rank 2 joins, then exits at once; its suite never starts.
       group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "hello"}, env);
