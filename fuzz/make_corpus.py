@@ -18,7 +18,7 @@ def address(family, port, raw):
 # digests of the settings every rank must share (core/agreed_settings.h).
 BOOTSTRAP_VERSION = 3
 CPU_MASK_WORDS = 1024 // 64
-AGREED_SETTINGS = 8
+AGREED_SETTINGS = 11
 
 
 def peer(pid, host_id, name, family, port, raw):

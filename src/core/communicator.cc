@@ -47,6 +47,8 @@ std::unique_ptr<Communicator> Communicator::create(
   comm->config_ = config;
   // Before the rendezvous: a rank that cannot join must not leave the others waiting for it.
   if (!config.socketCongestion.empty()) checkCongestionControl(config.socketCongestion);
+  // Before the rendezvous too: every rank brings its digest to it (agreed_settings.h).
+  comm->transportPolicy_ = TransportPolicy::fromEnv();
   comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
   const Announcement announcement(announce, comm.get());
@@ -66,14 +68,14 @@ std::unique_ptr<Communicator> Communicator::create(
     self.listenAddress = SocketAddress::localOf(listener.get());
     self.cpus = ownCpuMask();
     self.level2BytesPerCpu = hoop::level2BytesPerCpu(self.cpus);
-    self.settings = digestSettings(comm->config_);
+    self.settings = digestSettings(comm->config_, comm->transportPolicy_);
     return self;
   };
   comm->peers_ =
       rendezvous(id, nranks, rank, describeSelf, deadline, [&] { return comm->abortRequested(); });
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
   // Every rank holds the same table, so a difference fails every rank here, before any connects.
-  checkSettingsAgree(comm->peers_, rank, comm->config_);
+  checkSettingsAgree(comm->peers_, rank, comm->config_, comm->transportPolicy_);
   if (!affinity.summary.empty()) {
     log(LogLevel::kInfo, LogSubsys::kInit, rank, "placement: ", affinity.summary, "; listening on ",
         comm->peers_[rank].listenAddress.toString());
@@ -94,7 +96,6 @@ std::unique_ptr<Communicator> Communicator::create(
   comm->connections_.assign(nranks, nullptr);
   comm->watch_.attach({rank, &comm->peers_, comm->tcp_.get(), &comm->connections_, &comm->abort_,
                        comm->config_.opTimeout});
-  comm->transportPolicy_ = TransportPolicy::fromEnv();
   comm->everyPeerOverShm_ =
       comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
   comm->tcpConnections_.resize(nranks);

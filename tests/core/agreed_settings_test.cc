@@ -12,17 +12,20 @@
 #include "core/bootstrap_wire.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "topology/transport_choice.h"
 
 namespace hoop {
 namespace {
 
 TEST(AgreedSettings, EachSettingHasItsOwnDigest) {
   const Config defaults;
-  EXPECT_EQ(agreedSettingsText(defaults),
+  const TransportPolicy any;
+  EXPECT_EQ(agreedSettingsText(defaults, any),
             (std::array<std::string, kAgreedSettingCount>{
                 "HOOP_ALGO (or config->algorithms)=\"\"", "HOOP_CHUNK_SIZE=unset",
                 "HOOP_TUNE_CALIBRATE=1", "HOOP_TUNE_TRIAL=1", "HOOP_TUNE_WATCH=0",
-                "HOOP_TUNE_SHM=measured", "HOOP_TUNE_TCP=measured", "HOOP_TUNE_REDUCE=measured"}));
+                "HOOP_TUNE_SHM=measured", "HOOP_TUNE_TCP=measured", "HOOP_TUNE_REDUCE=measured",
+                "HOOP_TRANSPORT=shm,tcp,rdma", "HOOP_SHM_SLOTS=8", "HOOP_SHM_SLOT_SIZE=524288"}));
   // Each change moves its own digest and no other.
   std::vector<Config> changed(kAgreedSettingCount);
   changed[0].algorithms = AlgoOverrides::parse("allreduce:=ring");
@@ -34,19 +37,28 @@ TEST(AgreedSettings, EachSettingHasItsOwnDigest) {
   changed[6].costModel.tcpFromEnv = true;
   changed[6].costModel.tcp = {1, 40000};
   changed[7].costModel.reduceFromEnv = true;
-  const SettingDigests base = digestSettings(defaults);
+  changed[9].shm.slots = 4;
+  changed[10].shm.slotBytes = 64 << 10;
+  const TransportPolicy tcpOnly = TransportPolicy::parse("tcp");
+  const SettingDigests base = digestSettings(defaults, any);
   for (size_t setting = 0; setting < kAgreedSettingCount; ++setting) {
-    const SettingDigests digests = digestSettings(changed[setting]);
+    // HOOP_TRANSPORT is the policy's, not the config's.
+    const SettingDigests digests = digestSettings(changed[setting], setting == 8 ? tcpOnly : any);
     for (size_t other = 0; other < kAgreedSettingCount; ++other) {
       EXPECT_EQ(digests[other] != base[other], other == setting) << setting << " moved " << other;
     }
   }
-  EXPECT_EQ(agreedSettingsText(changed[6])[6], "HOOP_TUNE_TCP=1,40");
-  // The same value set twice is the same digest: a chunk size is compared by its bytes.
+  EXPECT_EQ(agreedSettingsText(changed[6], any)[6], "HOOP_TUNE_TCP=1,40");
+  EXPECT_EQ(agreedSettingsText(defaults, tcpOnly)[8], "HOOP_TRANSPORT=tcp");
+  // The same value set twice is the same digest: a chunk size is compared by its bytes, a
+  // transport policy by what it allows, however it was spelt.
   Config chunk = changed[1];
-  EXPECT_EQ(digestSettings(chunk), digestSettings(changed[1]));
+  EXPECT_EQ(digestSettings(chunk, any), digestSettings(changed[1], any));
   chunk.chunkBytes *= 2;
-  EXPECT_NE(digestSettings(chunk)[1], digestSettings(changed[1])[1]);
+  EXPECT_NE(digestSettings(chunk, any)[1], digestSettings(changed[1], any)[1]);
+  EXPECT_EQ(digestSettings(defaults, TransportPolicy::parse("^shm,rdma")),
+            digestSettings(defaults, tcpOnly));
+  EXPECT_EQ(digestSettings(defaults, TransportPolicy::parse("shm,tcp,rdma")), base);
 }
 
 // Three ranks' rendezvous table, each with `config`'s digests.
@@ -56,20 +68,21 @@ std::vector<PeerInfo> table(const Config& config) {
     peers[r].rank = r;
     peers[r].pid = 100 + r;
     peers[r].hostName = "h";
-    peers[r].settings = digestSettings(config);
+    peers[r].settings = digestSettings(config, TransportPolicy());
   }
   return peers;
 }
 
 TEST(AgreedSettings, ADifferenceFailsNamingTheSettingAndTheRank) {
   const Config defaults;
-  EXPECT_NO_THROW(checkSettingsAgree(table(defaults), 1, defaults));
+  const TransportPolicy any;
+  EXPECT_NO_THROW(checkSettingsAgree(table(defaults), 1, defaults, any));
   Config watched;
   watched.costModel.watchCalls = 64;
   std::vector<PeerInfo> peers = table(defaults);
-  peers[2].settings = digestSettings(watched);
+  peers[2].settings = digestSettings(watched, any);
   try {
-    checkSettingsAgree(peers, 0, defaults);
+    checkSettingsAgree(peers, 0, defaults, any);
     FAIL() << "a differing HOOP_TUNE_WATCH passed";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), hoopInvalidUsage);
@@ -83,9 +96,9 @@ TEST(AgreedSettings, ADifferenceFailsNamingTheSettingAndTheRank) {
   // Two differences: the first setting is named, and the first rank that differs in it.
   Config forced = watched;
   forced.algorithms = AlgoOverrides::parse("tree");
-  peers[1].settings = digestSettings(forced);
+  peers[1].settings = digestSettings(forced, any);
   try {
-    checkSettingsAgree(peers, 2, watched);
+    checkSettingsAgree(peers, 2, watched, any);
     FAIL() << "differing settings passed";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("rank 2: rank 1 (host h, pid 101) runs with another "
@@ -102,7 +115,7 @@ TEST(AgreedSettings, TheDigestsTravelInTheRegistration) {
   sent.nranks = 2;
   sent.info.hostName = "h";
   sent.info.listenAddress = SocketAddress::parse("127.0.0.1:5000");
-  sent.info.settings = digestSettings(watched);
+  sent.info.settings = digestSettings(watched, TransportPolicy());
   const Registration received = decodeRegistration(encodeRegistration(sent));
   EXPECT_EQ(received.info.settings, sent.info.settings);
   EXPECT_EQ(encodeRegistration(sent).size(), registrationBytes());

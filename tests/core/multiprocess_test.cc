@@ -409,10 +409,11 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
   }
 }
 
-// Ranks that differ in a setting hoop's choice of schedule follows (core/agreed_settings.h) fail
-// to initialise, every one of them, naming the setting and the first rank that differs from rank
-// 0: one rank of three watching its classes, or forcing another allreduce schedule.
-TEST(Algorithm, RanksWithDifferentChoiceSettingsFailToInitialise) {
+// Ranks that differ in a setting every rank must share (core/agreed_settings.h) fail to
+// initialise, every one of them, naming the setting and the first rank that differs from rank 0:
+// one rank of three watching its classes, forcing another allreduce schedule, allowing only TCP,
+// or laying out its shm slots otherwise.
+TEST(Algorithm, RanksWithDifferentSharedSettingsFailToInitialise) {
   struct Case {
     const char* name;
     const char* value;
@@ -420,7 +421,9 @@ TEST(Algorithm, RanksWithDifferentChoiceSettingsFailToInitialise) {
   };
   for (const Case& c : {Case{"HOOP_TUNE_WATCH", "64", "another HOOP_TUNE_WATCH than rank 0"},
                         Case{"HOOP_ALGO", "allreduce:=tree",
-                             "another HOOP_ALGO (or config->algorithms) than rank 0"}}) {
+                             "another HOOP_ALGO (or config->algorithms) than rank 0"},
+                        Case{"HOOP_TRANSPORT", "tcp", "another HOOP_TRANSPORT than rank 0"},
+                        Case{"HOOP_SHM_SLOTS", "4", "another HOOP_SHM_SLOTS than rank 0"}}) {
     hoopUniqueId id;
     ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
     ProcessGroup group;
