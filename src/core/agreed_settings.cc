@@ -64,8 +64,8 @@ void checkSettingsAgree(const std::vector<PeerInfo>& peers, int selfRank, const 
       const std::string name = mine.substr(0, mine.find('='));
       fail(hoopInvalidUsage, "rank ", selfRank, ": ", peer.describe(), " runs with another ", name,
            " than ", peers.front().describe(),
-           "; every rank must set it alike, or ranks may run different schedules on one call "
-           "(this rank has ",
+           "; every rank must set it alike, as it decides which schedule serves a call or how "
+           "peers connect (this rank has ",
            mine, ")");
     }
   }
