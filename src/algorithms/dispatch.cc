@@ -112,9 +112,10 @@ ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
 
 // The trial of the call's size class while it is still timing or confirming (the class's first
 // call starts it, or settles it at once where the model prices fewer than two schedules close
-// together). Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop.
-ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args) {
-  ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
+// together). Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop; `trial` is the
+// class's.
+ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args,
+                              ScheduleTrial& trial) {
   if (trial.phase == ScheduleTrial::Phase::kNotStarted) {
     // A class timed again keeps the interval its drift doubled.
     if (trial.watchInterval == 0) trial.watchInterval = comm.config().costModel.watchCalls;
@@ -144,7 +145,7 @@ ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, Schedul
       " calls of its size class could not serve the trial at ", trial.bytes,
       " bytes; it starts over at ", args.bytes(), " bytes");
   trial.startOver();
-  return unsettledTrial(comm, args);
+  return unsettledTrial(comm, args, trial);
 }
 
 // Runs `schedule` on the call, in pieces of `pieceBytes` (0: HOOP_CHUNK_SIZE's).
@@ -190,15 +191,10 @@ void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial
   if (trial.phase == ScheduleTrial::Phase::kSettled) comm.scheduleMemo(args.kind) = {};
 }
 
-// The class's trial when the call runs the winner it settled on, at the size it was timed at:
-// the trial watches such calls (kDriftFactor). Null for calls HOOP_ALGO forces.
-ScheduleTrial* watchOf(Communicator& comm, const CollectiveArgs& args, const AlgorithmEntry* forced,
-                       const ScheduleChoice& choice) {
-  if (forced != nullptr || !trialsOn(comm)) return nullptr;
-  ScheduleTrial& trial = comm.scheduleTrials().at(args.kind, args.bytes());
-  const bool watched =
-      trial.watched() && trial.bytes == args.bytes() && trial.winner == choice.schedule;
-  return watched ? &trial : nullptr;
+// Whether the class's trial watches the call (kDriftFactor): it runs the winner the class settled
+// on, at the size it was timed at.
+bool watches(const ScheduleTrial& trial, const CollectiveArgs& args, const ScheduleChoice& choice) {
+  return trial.watched() && trial.bytes == args.bytes() && trial.winner == choice.schedule;
 }
 
 // One call of a watched class: counted, and timed when it is one of the last before a check;
@@ -253,7 +249,11 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     return;
   }
   const AlgorithmEntry* forced = forcedFor(comm, args);
-  ScheduleTrial* trial = forced == nullptr && trialsOn(comm) ? unsettledTrial(comm, args) : nullptr;
+  // The call's size class, where hoop chooses by timing (not for calls HOOP_ALGO forces).
+  ScheduleTrial* classTrial = forced == nullptr && trialsOn(comm)
+                                  ? &comm.scheduleTrials().at(args.kind, args.bytes())
+                                  : nullptr;
+  ScheduleTrial* trial = classTrial != nullptr ? unsettledTrial(comm, args, *classTrial) : nullptr;
   if (trial != nullptr && !trialCanUse(comm, args, *trial) &&
       ++trial->callsPassedBy >= kCallsBeforeTrialMoves) {
     trial = moveTrial(comm, args, *trial);
@@ -264,7 +264,8 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     return;
   }
   const ScheduleChoice choice = choose(comm, args, forced);
-  ScheduleTrial* watch = watchOf(comm, args, forced, choice);
+  ScheduleTrial* watch =
+      classTrial != nullptr && watches(*classTrial, args, choice) ? classTrial : nullptr;
   // Another size of a class still being timed gets the model's pick, not memoised.
   if (trial == nullptr) memo = {args.bytes(), choice.schedule, choice.pieceBytes, watch};
   runChosen(comm, args, choice, watch);

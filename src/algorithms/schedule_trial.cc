@@ -34,6 +34,14 @@ std::vector<double> slowestOfEachRank(Communicator& comm, const FrameTag& tag,
   return values;
 }
 
+// The median of kConfirmRuns runs' mean calls: each run's summed microseconds over its timed
+// calls. The figure of a confirmation's runs and of a watch's alike.
+double medianOfRunMeans(const std::array<double, kConfirmRuns>& runSumsUs, double timedPerRun) {
+  std::array<double, kConfirmRuns> means{};
+  for (size_t r = 0; r < kConfirmRuns; ++r) means[r] = runSumsUs[r] / timedPerRun;
+  return medianOf(means);
+}
+
 std::string microseconds(double us) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f us", us);
@@ -168,10 +176,7 @@ bool ScheduleTrial::countConfirmCall(double us) {
 std::vector<double> ScheduleTrial::medianRunsUs() const {
   std::vector<double> figures;
   for (const size_t c : std::span(confirmOrder).first(confirmCount)) {
-    const double timedPerRun = static_cast<double>(runCallsOf(c) - 1);
-    std::array<double, kConfirmRuns> means{};
-    for (size_t r = 0; r < kConfirmRuns; ++r) means[r] = runUs[c][r] / timedPerRun;
-    figures.push_back(medianOf(means));
+    figures.push_back(medianOfRunMeans(runUs[c], static_cast<double>(runCallsOf(c) - 1)));
   }
   return figures;
 }
@@ -189,9 +194,8 @@ void ScheduleTrial::takeConfirmations(std::span<const double> agreedInARowUs) {
     agreedUs[confirmOrder[i]] = agreedInARowUs[i];
     confirmed[confirmOrder[i]] = true;
   }
-  winnerIndex = fastestConfirmed(std::span(agreedUs).first(candidateCount),
-                                 std::span(confirmed).first(candidateCount));
-  winner = candidates[winnerIndex];
+  winner = candidates[fastestConfirmed(std::span(agreedUs).first(candidateCount),
+                                       std::span(confirmed).first(candidateCount))];
   phase = Phase::kSettled;
 }
 
@@ -211,11 +215,13 @@ bool ScheduleTrial::countWatchCall(double us) {
 }
 
 double ScheduleTrial::watchedUs() const {
-  std::array<double, kConfirmRuns> means{};
-  for (size_t r = 0; r < kConfirmRuns; ++r) {
-    means[r] = watchRunUs[r] / static_cast<double>(kWatchRunCalls);
-  }
-  return medianOf(means);
+  return medianOfRunMeans(watchRunUs, static_cast<double>(kWatchRunCalls));
+}
+
+double ScheduleTrial::settledUs() const {
+  const auto timed = std::span(candidates).first(candidateCount);
+  return agreedUs[static_cast<size_t>(std::find(timed.begin(), timed.end(), winner) -
+                                      timed.begin())];
 }
 
 void ScheduleTrial::startOver() {
@@ -250,7 +256,7 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
 
 bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
   const double watchedUs = slowestOfEachRank(comm, tag, {trial.watchedUs()}).front();
-  const double settledUs = trial.agreedUs[trial.winnerIndex];
+  const double settledUs = trial.settledUs();
   trial.watchCallsDone = 0;
   trial.watchRunUs = {};
   const std::string ran = str(

@@ -261,7 +261,6 @@ struct ScheduleTrial {
   std::array<std::array<double, kConfirmRuns>, kMaxTrialCandidates> runUs{};
   // Settled: the schedule the class runs (null: the model's pick, there was nothing to time).
   const AlgorithmEntry* winner = nullptr;
-  size_t winnerIndex = 0;  // among the candidates, when winner is one
   // The watch (kDriftFactor): calls of the trial's size between checks (0: none), the calls
   // counted since the last check, and this rank's timed calls of each run, microseconds summed.
   size_t watchInterval = 0;
@@ -311,6 +310,8 @@ struct ScheduleTrial {
   bool countWatchCall(double us);
   // This rank's figure of the watched calls: the median of its runs' mean calls.
   double watchedUs() const;
+  // Watched: the agreed figure the winner settled with.
+  double settledUs() const;
   // The class's state as at its first call, but for its watch's interval.
   void startOver();
 
