@@ -1,8 +1,6 @@
 // Pipelined chain broadcast: the root streams pieces to the next rank in ring order, and each
 // rank forwards every piece as soon as it has it, so the whole chain is busy at once and the
 // time approaches bytes / bandwidth + (n-1) * piece latency.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 
@@ -13,8 +11,7 @@ void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   const bool isRoot = comm.rank() == args.root;
-  // Count 0 may come with NULL buffers, and mem* on NULL is undefined even for 0 bytes.
-  if (isRoot && args.send != args.recv && bytes > 0) std::memmove(output, args.send, bytes);
+  rootInputToOutput(comm, args);
   if (n == 1) return;
 
   const Ring& ring = comm.ring();

@@ -12,33 +12,16 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/binary_heap.h"
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 
 namespace hoop {
 namespace {
 
-// This rank's place in one binary heap: its parent (-1 at the root) and children.
-struct TreeNode {
-  int parent = -1;
-  std::vector<int> children;
-};
-
-// The heap over ranks in order (reversed: in reverse order).
-TreeNode heapNode(size_t rank, size_t n, bool reversed) {
-  auto rankAt = [&](size_t v) { return static_cast<int>(reversed ? n - 1 - v : v); };
-  const size_t self = reversed ? n - 1 - rank : rank;
-  TreeNode node;
-  if (self > 0) node.parent = rankAt((self - 1) / 2);
-  for (size_t child : {2 * self + 1, 2 * self + 2}) {
-    if (child < n) node.children.push_back(rankAt(child));
-  }
-  return node;
-}
-
 // One half of the buffer and the tree that carries it.
 struct Half {
-  TreeNode node;
+  HeapNode node;
   const char* input;
   char* output;
   size_t count;
@@ -48,7 +31,7 @@ struct Half {
 // the parent; at the root, the finished piece.
 void reduceUp(Primitives& prims, const Half& half, size_t begin, size_t count, size_t elementSize,
               size_t ranks) {
-  const TreeNode& node = half.node;
+  const HeapNode& node = half.node;
   const char* in = half.input + begin * elementSize;
   char* out = half.output + begin * elementSize;
   if (node.children.empty()) {
@@ -66,7 +49,7 @@ void reduceUp(Primitives& prims, const Half& half, size_t begin, size_t count, s
 // Piece k of a half down the tree: the finished piece from the parent, on to the children.
 void broadcastDown(Primitives& prims, const Half& half, size_t begin, size_t count,
                    size_t elementSize) {
-  const TreeNode& node = half.node;
+  const HeapNode& node = half.node;
   char* out = half.output + begin * elementSize;
   if (node.parent >= 0) prims.recv(node.parent, out, count * elementSize);
   for (int child : node.children) prims.send(child, out, count * elementSize);
@@ -79,18 +62,14 @@ void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  const size_t rank = static_cast<size_t>(comm.rank());
   const size_t firstHalf = (args.count + 1) / 2;
   const Half halves[2] = {
-      {heapNode(rank, n, false), input, output, firstHalf},
-      {heapNode(rank, n, true), input + firstHalf * elementSize, output + firstHalf * elementSize,
-       args.count - firstHalf},
+      {orderedHeapNode(comm.rank(), comm.size(), /*reversed=*/false), input, output, firstHalf},
+      {orderedHeapNode(comm.rank(), comm.size(), /*reversed=*/true),
+       input + firstHalf * elementSize, output + firstHalf * elementSize, args.count - firstHalf},
   };
-  std::vector<int> neighbours;
-  for (const Half& half : halves) {
-    if (half.node.parent >= 0) neighbours.push_back(half.node.parent);
-    neighbours.insert(neighbours.end(), half.node.children.begin(), half.node.children.end());
-  }
+  std::vector<int> neighbours = halves[0].node.neighbours();
+  for (int peer : halves[1].node.neighbours()) neighbours.push_back(peer);
   comm.connectAll(neighbours);
 
   const size_t pieceElements = pieceElementsFor(comm, args);

@@ -3,8 +3,6 @@
 // hosts, starting at the root's host; each of them also starts a chain through its own host. Both
 // are pipelined piece by piece, so a piece reaches the last rank after (hosts-1) + (ranks per
 // host-1) hops instead of the flat chain's ranks-1, at the same bandwidth.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 #include "core/communicator.h"
@@ -17,9 +15,7 @@ void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args) {
   const size_t perHost = local.size();
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
-  if (comm.rank() == args.root && args.send != args.recv && bytes > 0) {
-    std::memmove(output, args.send, bytes);
-  }
+  rootInputToOutput(comm, args);
 
   size_t rootHost = 0, rootLocal = 0;
   while (comm.rankAt(rootHost, rootLocal) != args.root) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "algorithms/collective.h"
@@ -101,6 +102,14 @@ class Primitives {
 inline size_t pieceElementsFor(const Communicator& comm, const CollectiveArgs& args) {
   const size_t bytes = args.pieceBytes != 0 ? args.pieceBytes : comm.config().chunkBytes;
   return std::max<size_t>(1, bytes / dataTypeSize(args.type));
+}
+
+// A broadcast's first step at its root: the input becomes the output the pieces go out from.
+// Count 0 may come with NULL buffers, and mem* on NULL is undefined even for 0 bytes.
+inline void rootInputToOutput(const Communicator& comm, const CollectiveArgs& args) {
+  if (comm.rank() == args.root && args.send != args.recv && args.bytes() > 0) {
+    std::memmove(args.recv, args.send, args.bytes());
+  }
 }
 
 // Splits `count` elements into `parts` nearly equal ranges (the first count % parts get one more).

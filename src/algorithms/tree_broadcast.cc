@@ -4,41 +4,28 @@
 // piece after about log2(n) hops instead of the chain's n-1, which is what wins for small and
 // mid-size messages on many ranks; inner ranks send every byte twice, so on large buffers the
 // chain's one send per rank is ahead.
-#include <cstring>
-#include <vector>
-
+#include "algorithms/binary_heap.h"
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 
 namespace hoop {
 
 void treeBroadcast(Communicator& comm, const CollectiveArgs& args) {
-  const size_t n = static_cast<size_t>(comm.size());
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
-  const bool isRoot = comm.rank() == args.root;
-  if (isRoot && args.send != args.recv && bytes > 0) std::memmove(output, args.send, bytes);
-  if (n == 1) return;
+  rootInputToOutput(comm, args);
+  if (comm.size() == 1) return;
 
-  const size_t root = static_cast<size_t>(args.root);
-  const size_t self = (static_cast<size_t>(comm.rank()) + n - root) % n;  // 0 at the root
-  auto rankAt = [&](size_t v) { return static_cast<int>((v + root) % n); };
-  const int parent = isRoot ? -1 : rankAt((self - 1) / 2);
-  std::vector<int> children;
-  for (size_t child : {2 * self + 1, 2 * self + 2}) {
-    if (child < n) children.push_back(rankAt(child));
-  }
-  std::vector<int> neighbours = children;
-  if (parent >= 0) neighbours.push_back(parent);
-  comm.connectAll(neighbours);
+  const HeapNode node = rootedHeapNode(comm.rank(), comm.size(), args.root);
+  comm.connectAll(node.neighbours());
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
   // At least one (possibly empty) piece, so every rank takes part in zero-byte calls.
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
     const size_t piece = std::min(pieceBytes, bytes - offset);
-    if (parent >= 0) prims.recv(parent, output + offset, piece);
-    for (int child : children) prims.send(child, output + offset, piece);
+    if (node.parent >= 0) prims.recv(node.parent, output + offset, piece);
+    for (int child : node.children) prims.send(child, output + offset, piece);
     if (bytes == 0) break;
   }
   prims.finish();

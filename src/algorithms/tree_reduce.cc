@@ -7,8 +7,7 @@
 //
 // The operands meet in a fixed order (the second child's sum onto the rank's own input, then the
 // first child's onto that), so a run repeats its bits.
-#include <vector>
-
+#include "algorithms/binary_heap.h"
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 
@@ -19,17 +18,8 @@ void treeReduce(Communicator& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  const size_t root = static_cast<size_t>(args.root);
-  const size_t self = (static_cast<size_t>(comm.rank()) + n - root) % n;  // 0 at the root
-  auto rankAt = [&](size_t v) { return static_cast<int>((v + root) % n); };
-  const int parent = self == 0 ? -1 : rankAt((self - 1) / 2);
-  std::vector<int> children;
-  for (size_t child : {2 * self + 1, 2 * self + 2}) {
-    if (child < n) children.push_back(rankAt(child));
-  }
-  std::vector<int> neighbours = children;
-  if (parent >= 0) neighbours.push_back(parent);
-  comm.connectAll(neighbours);
+  const HeapNode node = rootedHeapNode(comm.rank(), comm.size(), args.root);
+  comm.connectAll(node.neighbours());
 
   const size_t pieceElements = pieceElementsFor(comm, args);
   Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
@@ -38,13 +28,13 @@ void treeReduce(Communicator& comm, const CollectiveArgs& args) {
   for (size_t offset = 0; offset < args.count || offset == 0; offset += pieceElements) {
     const size_t count = std::min(pieceElements, args.count - offset);
     const char* in = input + offset * elementSize;
-    if (children.size() == 2) in = prims.recvReduceScratch(children[1], in, count);
-    if (children.empty()) {
-      prims.send(parent, in, count * elementSize);
-    } else if (parent < 0) {
-      prims.recvReduceCopySend(children[0], -1, in, output + offset * elementSize, count, n);
+    if (node.children.size() == 2) in = prims.recvReduceScratch(node.children[1], in, count);
+    if (node.children.empty()) {
+      prims.send(node.parent, in, count * elementSize);
+    } else if (node.parent < 0) {
+      prims.recvReduceCopySend(node.children[0], -1, in, output + offset * elementSize, count, n);
     } else {
-      prims.recvReduceSendScratch(children[0], parent, in, count);
+      prims.recvReduceSendScratch(node.children[0], node.parent, in, count);
     }
     if (args.count == 0) break;
   }
