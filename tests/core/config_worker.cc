@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hoop/hoop.h"
+#include "worker_support.h"
 
 namespace {
 
@@ -23,11 +24,7 @@ int rank = -1;
 int nranks = 0;
 hoopComm_t comm = nullptr;
 
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "FAIL rank %d: %s\n", rank, message.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
+[[noreturn]] void die(const std::string& message) { hoop::test::failRank(rank, message); }
 
 void expect(hoopResult_t got, hoopResult_t want, const std::string& what) {
   if (got != want) {
@@ -58,22 +55,12 @@ hoopResult_t pollUntilDone() {
   }
 }
 
-hoopUniqueId uidFromHex(const char* hex) {
-  hoopUniqueId id{};
-  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
-  for (size_t i = 0; i < sizeof(id.internal); ++i) {
-    id.internal[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
-  }
-  return id;
-}
-
 hoopResult_t initNonBlocking(int timeoutSeconds) {
   hoopConfig_t config = HOOP_CONFIG_INITIALIZER;
   config.blocking = 0;
   config.timeoutSeconds = timeoutSeconds;
   config.initTimeoutSeconds = 20;
-  return hoopCommInitRankConfig(&comm, nranks, uidFromHex(std::getenv("HOOP_TEST_UID")), rank,
-                                &config);
+  return hoopCommInitRankConfig(&comm, nranks, hoop::test::testUniqueId(rank), rank, &config);
 }
 
 void compare(const std::vector<int32_t>& got, const std::vector<int32_t>& want,

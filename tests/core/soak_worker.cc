@@ -32,6 +32,7 @@
 #include "algorithms/schedule_trial.h"
 #include "hoop/hoop.h"
 #include "reference.h"
+#include "worker_support.h"
 
 namespace {
 
@@ -42,11 +43,7 @@ using hoop::RedOp;
 int rank = -1;
 int nranks = 0;
 
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "FAIL rank %d: %s\n", rank, message.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
+[[noreturn]] void die(const std::string& message) { hoop::test::failRank(rank, message); }
 
 void ok(hoopResult_t result, hoopComm_t comm, const std::string& what) {
   if (result != hoopSuccess) {
@@ -160,21 +157,12 @@ void report(const char* what, const Resources& before, const Resources& after) {
   std::fflush(stdout);
 }
 
-hoopUniqueId uidFromHex(const char* hex) {
-  hoopUniqueId id{};
-  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
-  for (size_t i = 0; i < sizeof(id.internal); ++i) {
-    id.internal[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
-  }
-  return id;
-}
-
 hoopComm_t join(const std::string& init) {
   hoopComm_t comm = nullptr;
   if (init == "uid") {
     rank = std::atoi(std::getenv("HOOP_TEST_RANK"));
     nranks = std::atoi(std::getenv("HOOP_TEST_NRANKS"));
-    ok(hoopCommInitRank(&comm, nranks, uidFromHex(std::getenv("HOOP_TEST_UID")), rank), nullptr,
+    ok(hoopCommInitRank(&comm, nranks, hoop::test::testUniqueId(rank), rank), nullptr,
        "hoopCommInitRank");
   } else if (hoopCommInitFromEnv(&comm) != hoopSuccess) {
     die(std::string("hoopCommInitFromEnv: ") + hoopGetLastError(nullptr));

@@ -30,6 +30,7 @@
 
 #include "hoop/hoop.h"
 #include "reference.h"
+#include "worker_support.h"
 
 namespace {
 
@@ -43,11 +44,7 @@ int nranks = 0;
 hoopComm_t comm = nullptr;
 size_t checks = 0;
 
-[[noreturn]] void die(const std::string& message) {
-  std::fprintf(stderr, "FAIL rank %d: %s\n", rank, message.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
+[[noreturn]] void die(const std::string& message) { hoop::test::failRank(rank, message); }
 
 void ok(hoopResult_t result, const std::string& what) {
   if (result != hoopSuccess) {
@@ -462,15 +459,6 @@ void setAlgorithmsMismatch() {
   ++checks;
 }
 
-hoopUniqueId uidFromHex(const char* hex) {
-  hoopUniqueId id{};
-  if (hex == nullptr || std::strlen(hex) != 2 * sizeof(id.internal)) die("bad HOOP_TEST_UID");
-  for (size_t i = 0; i < sizeof(id.internal); ++i) {
-    id.internal[i] = static_cast<char>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
-  }
-  return id;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -506,8 +494,7 @@ int main(int argc, char** argv) {
   if (init == "uid") {
     rank = std::atoi(std::getenv("HOOP_TEST_RANK"));
     nranks = std::atoi(std::getenv("HOOP_TEST_NRANKS"));
-    ok(hoopCommInitRank(&comm, nranks, uidFromHex(std::getenv("HOOP_TEST_UID")), rank),
-       "hoopCommInitRank");
+    ok(hoopCommInitRank(&comm, nranks, hoop::test::testUniqueId(rank), rank), "hoopCommInitRank");
   } else {
     if (hoopCommInitFromEnv(&comm) != hoopSuccess) {
       die(std::string("hoopCommInitFromEnv: ") + hoopGetLastError(nullptr));
