@@ -41,13 +41,18 @@ const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
   return *found;
 }
 
+// The schedule HOOP_ALGO's rules name for the call, whether or not it can serve it; null when
+// no rule covers the call.
+const AlgorithmEntry* namedByRules(const Communicator& comm, const CollectiveArgs& args) {
+  const std::string_view named =
+      comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
+  return named.empty() ? nullptr : &entry(args.kind, named);
+}
+
 // HOOP_ALGO's schedule for the call, when it names one that can serve it.
 const AlgorithmEntry* forcedFor(const Communicator& comm, const CollectiveArgs& args) {
-  const std::string_view forced =
-      comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
-  if (forced.empty()) return nullptr;
-  const AlgorithmEntry& wanted = entry(args.kind, forced);
-  return fits(wanted, comm, args) ? &wanted : nullptr;
+  const AlgorithmEntry* named = namedByRules(comm, args);
+  return named != nullptr && fits(*named, comm, args) ? named : nullptr;
 }
 
 // The schedules a trial of the call would time, fastest predicted first (the first is the
@@ -248,7 +253,12 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     runChosen(comm, args, remembered, static_cast<ScheduleTrial*>(memo.watch));
     return;
   }
-  const AlgorithmEntry* forced = forcedFor(comm, args);
+  const AlgorithmEntry* named = namedByRules(comm, args);
+  const AlgorithmEntry* forced = named != nullptr && fits(*named, comm, args) ? named : nullptr;
+  if (named != nullptr && forced == nullptr) {
+    comm.noteForcedScheduleUnfit(args.kind, named->name.data(), reportedBytes(comm, args),
+                                 named->servesOnly);
+  }
   // The call's size class, where hoop chooses by timing (not for calls HOOP_ALGO forces).
   ScheduleTrial* classTrial = forced == nullptr && trialsOn(comm)
                                   ? &comm.scheduleTrials().at(args.kind, args.bytes())

@@ -1,6 +1,7 @@
 #include "algorithms/registry.h"
 
 #include "core/communicator.h"
+#include "transport/shm/shm_layout.h"
 
 namespace hoop {
 
@@ -10,24 +11,34 @@ bool hierarchyFits(const Communicator& comm, const CollectiveArgs& /*args*/) {
 
 namespace {
 
+constexpr std::string_view kOneShotServes =
+    "calls of up to 8 KiB on up to 8 ranks that all reach each other over shared memory";
+static_assert(ShmLayout::kEagerBytes == 8192 && kOneShotMaxRanks == 8,
+              "kOneShotServes must say what oneShotFits accepts");
+constexpr std::string_view kHierarchyServes =
+    "communicators of several hosts with the same number (two or more) of ranks on each";
+
 // logName is passed on as a C string: every one is a literal.
 constexpr AlgorithmEntry kAlgorithms[] = {
     {OpKind::kAllReduce, "ring", "ring", ringAllReduce, nullptr},
     {OpKind::kAllReduce, "direct", "direct", directAllReduce, nullptr},
-    {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits},
+    {OpKind::kAllReduce, "oneshot", "one-shot (shared memory)", oneShotAllReduce, oneShotFits,
+     kOneShotServes},
     {OpKind::kAllReduce, "twoshot", "two-shot", twoShotAllReduce, nullptr},
     {OpKind::kAllReduce, "recdoubling", "recursive doubling", recursiveDoublingAllReduce, nullptr},
     {OpKind::kAllReduce, "rabenseifner", "Rabenseifner", rabenseifnerAllReduce, nullptr},
     {OpKind::kAllReduce, "tree", "double binary tree", doubleTreeAllReduce, nullptr},
-    {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits},
+    {OpKind::kAllReduce, "hierarchical", "hierarchical", hierarchicalAllReduce, hierarchyFits,
+     kHierarchyServes},
     {OpKind::kAllGather, "ring", "ring", ringAllGather, nullptr},
     {OpKind::kAllGather, "bruck", "Bruck", bruckAllGather, nullptr},
-    {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits},
+    {OpKind::kAllGather, "hierarchical", "hierarchical", hierarchicalAllGather, hierarchyFits,
+     kHierarchyServes},
     {OpKind::kReduceScatter, "ring", "ring", ringReduceScatter, nullptr},
     {OpKind::kBroadcast, "ring", "pipelined chain", chainBroadcast, nullptr},
     {OpKind::kBroadcast, "tree", "pipelined binary tree", treeBroadcast, nullptr},
     {OpKind::kBroadcast, "hierarchical", "hierarchical chains", hierarchicalBroadcast,
-     hierarchyFits},
+     hierarchyFits, kHierarchyServes},
     {OpKind::kReduce, "ring", "pipelined chain", chainReduce, nullptr},
     {OpKind::kReduce, "tree", "pipelined binary tree", treeReduce, nullptr},
     {OpKind::kAllToAll, "pairwise", "pairwise exchange", pairwiseAllToAll, nullptr},

@@ -18,6 +18,8 @@ struct AlgorithmEntry {
   // Whether it can serve this call on this communicator (the same answer on every rank);
   // nullptr: every call.
   bool (*fits)(const Communicator&, const CollectiveArgs&);
+  // The calls `fits` accepts, in words, for the warning when a forced rule names it for others.
+  std::string_view servesOnly = {};
 };
 
 std::span<const AlgorithmEntry> algorithmRegistry();

@@ -214,6 +214,20 @@ void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
       pieceBytes != 0 ? str(", pieces of ", pieceBytes, " bytes") : std::string(), ")");
 }
 
+void Communicator::noteForcedScheduleUnfit(OpKind kind, const char* schedule, size_t bytes,
+                                           std::string_view servesOnly) {
+  auto unfit = std::make_pair(kind, schedule);
+  if (std::find(unfitForcedSchedules_.begin(), unfitForcedSchedules_.end(), unfit) !=
+      unfitForcedSchedules_.end()) {
+    return;
+  }
+  unfitForcedSchedules_.push_back(unfit);
+  log(LogLevel::kWarn, LogSubsys::kColl, rank_, "the forced rules \"", config_.algorithms.text(),
+      "\" name ", schedule, " for ", opKindName(kind), " of ", bytes,
+      " bytes, which it cannot serve: it serves only ", servesOnly,
+      ". hoop's own choice runs such calls (said once per schedule)");
+}
+
 ScheduleTrials& Communicator::scheduleTrials() {
   if (scheduleTrials_ == nullptr) scheduleTrials_ = std::make_unique<ScheduleTrials>();
   return *scheduleTrials_;

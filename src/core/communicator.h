@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,12 @@ class Communicator {
   // (every call would flood the log; never would hide what the tuner decided).
   // `pieceBytes`: the pipeline piece size the tuner chose (0: none, HOOP_CHUNK_SIZE's).
   void noteSchedule(OpKind kind, const char* schedule, size_t bytes, size_t pieceBytes);
+  // Logs at WARN, the first time for each kind of operation and schedule, that the forced rules
+  // (HOOP_ALGO, config->algorithms or hoopCommSetAlgorithms) name a schedule for a call it cannot
+  // serve, so hoop's own choice runs it: a user who forced it should not think it ran.
+  // `servesOnly`: the calls it can serve, in words.
+  void noteForcedScheduleUnfit(OpKind kind, const char* schedule, size_t bytes,
+                               std::string_view servesOnly);
 
   // The schedule last chosen for each kind of collective, with the size it was chosen for:
   // repeated calls of one size (a training loop) skip the choice. Opaque here; the dispatcher
@@ -217,6 +224,7 @@ class Communicator {
   std::array<ScheduleMemo, 16> scheduleMemos_{};
   std::unique_ptr<ScheduleTrials> scheduleTrials_;
   std::vector<std::pair<OpKind, const char*>> announcedSchedules_;
+  std::vector<std::pair<OpKind, const char*>> unfitForcedSchedules_;  // warned about
   std::vector<pollfd> pollFds_;
   std::atomic<bool> abort_{false};
   UniqueFd wakeup_;  // eventfd written by requestAbort

@@ -571,6 +571,31 @@ TEST(Algorithm, SizeRangesFromHoopAlgoApplyOnEveryRank) {
   }
 }
 
+// A forced schedule that cannot serve a call (one-shot over TCP) leaves the call to hoop's own
+// choice, and every rank says so at WARN, once however many sizes it covered, naming the schedule
+// and the calls it does serve. A rule it can serve (one-shot up to 8 KiB over shm) says nothing.
+TEST(Algorithm, ForcedScheduleThatCannotServeIsSaidOnceOnEveryRank) {
+  const std::string warning = "name oneshot for allreduce of ";
+  auto unfit = runWithUniqueId(2, {"--suite", "sweep", "--only", "allreduce"},
+                               {{"HOOP_ALGO", "allreduce:=oneshot"}, {"HOOP_TRANSPORT", "tcp"}});
+  expectAllPassed(unfit);
+  for (const auto& result : unfit) {
+    const size_t first = result.output.find(warning);
+    ASSERT_NE(first, std::string::npos) << result.output;
+    EXPECT_EQ(result.output.find(warning, first + 1), std::string::npos)
+        << "said more than once: " << result.output;
+    EXPECT_NE(result.output.find("it serves only calls of up to 8 KiB on up to 8 ranks"),
+              std::string::npos)
+        << result.output;
+  }
+  auto fit = runWithUniqueId(2, {"--suite", "sweep", "--only", "allreduce"},
+                             {{"HOOP_ALGO", "allreduce:0-8K=oneshot"}, {"HOOP_TRANSPORT", "shm"}});
+  expectAllPassed(fit);
+  for (const auto& result : fit) {
+    EXPECT_EQ(result.output.find(warning), std::string::npos) << result.output;
+  }
+}
+
 // hoopCommSetAlgorithms on one communicator: each forced schedule runs on the very next call at
 // the size hoop had already chosen for (a remembered choice would show as a schedule missing from
 // the log), every sum exact, and "" returns the size to hoop's own choice.
