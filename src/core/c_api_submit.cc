@@ -1,0 +1,114 @@
+#include "core/c_api_submit.h"
+
+#include <algorithm>
+#include <iterator>
+#include <vector>
+
+namespace hoop::capi {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Deferred> ops;
+};
+thread_local GroupState group;
+
+void execute(const Deferred& op) {
+  switch (op.kind) {
+    case Deferred::Kind::kCollective:
+      runOn(op.comm, [&](Communicator& c) { runCollective(c, op.collective); });
+      break;
+    case Deferred::Kind::kBarrier: runOn(op.comm, [&](Communicator& c) { runBarrier(c); }); break;
+    case Deferred::Kind::kP2p:
+      runOn(op.comm, [&](Communicator& c) { runP2pGroup(c, {op.p2p}); });
+      break;
+  }
+}
+
+// Runs comm's share of a group's operations: collectives in call order, then all point-to-point
+// operations together (so matching sends and receives progress at the same time).
+void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
+  std::vector<P2pOp> p2p;
+  for (const Deferred& op : ops) {
+    if (op.comm != comm) continue;
+    if (op.kind == Deferred::Kind::kP2p)
+      p2p.push_back(op.p2p);
+    else
+      execute(op);
+  }
+  if (!p2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, p2p); });
+}
+
+}  // namespace
+
+hoopResult_t enqueue(hoopComm* comm, std::function<void()> work) {
+  hoopResult_t status = guarded(comm, [&] {
+    comm->queue->push(
+        [comm, work = std::move(work)] {
+          try {
+            work();
+          } catch (const Error& e) {
+            record(comm, e.code(), e.what());
+            throw;
+          }
+        },
+        str("rank ", comm->rank,
+            ": the communicator failed earlier and cannot be used (destroy "
+            "or abort it): "));
+  });
+  return status == hoopSuccess ? hoopInProgress : status;
+}
+
+hoopResult_t submit(hoopComm* comm, Deferred op) {
+  if (group.depth > 0) {
+    group.ops.push_back(std::move(op));
+    return hoopSuccess;
+  }
+  if (comm->queue != nullptr) return enqueue(comm, [op] { execute(op); });
+  return guarded(comm, [&] { execute(op); });
+}
+
+bool inGroup() { return group.depth > 0; }
+
+}  // namespace hoop::capi
+
+using namespace hoop;
+using namespace hoop::capi;
+
+HOOP_API hoopResult_t hoopGroupStart(void) {
+  ++group.depth;
+  return hoopSuccess;
+}
+
+HOOP_API hoopResult_t hoopGroupEnd(void) {
+  if (group.depth == 0) {
+    return record(nullptr, hoopInvalidUsage, "hoopGroupEnd without a matching hoopGroupStart");
+  }
+  if (--group.depth > 0) return hoopSuccess;
+  std::vector<Deferred> ops = std::move(group.ops);
+  group.ops.clear();
+  // Per communicator, in first-use order (see executeGroup).
+  std::vector<hoopComm*> comms;
+  for (const Deferred& op : ops) {
+    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
+  }
+  hoopResult_t first = hoopSuccess;
+  bool queued = false;
+  for (hoopComm* comm : comms) {
+    hoopResult_t status = guarded(comm, [&] { checkedComm(comm, "hoopGroupEnd"); });
+    if (status == hoopSuccess && comm->queue != nullptr) {
+      std::vector<Deferred> mine;
+      std::copy_if(ops.begin(), ops.end(), std::back_inserter(mine),
+                   [&](const Deferred& op) { return op.comm == comm; });
+      status = enqueue(comm, [comm, mine] { executeGroup(comm, mine); });
+      if (status == hoopInProgress) {
+        queued = true;
+        status = hoopSuccess;
+      }
+    } else if (status == hoopSuccess) {
+      status = guarded(comm, [&] { executeGroup(comm, ops); });
+    }
+    if (first == hoopSuccess) first = status;
+  }
+  return first == hoopSuccess && queued ? hoopInProgress : first;
+}
