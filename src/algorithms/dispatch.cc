@@ -55,6 +55,15 @@ const AlgorithmEntry* forcedFor(const Communicator& comm, const CollectiveArgs& 
   return named != nullptr && fits(*named, comm, args) ? named : nullptr;
 }
 
+// For a call no rule forces a schedule on: a rule that names one which cannot serve the call
+// leaves it to hoop's own choice, which the user is told once (noteForcedScheduleUnfit).
+void noteRuleThatCannotServe(Communicator& comm, const CollectiveArgs& args) {
+  if (const AlgorithmEntry* named = namedByRules(comm, args)) {
+    comm.noteForcedScheduleUnfit(args.kind, named->name.data(), reportedBytes(comm, args),
+                                 named->servesOnly);
+  }
+}
+
 // The schedules a trial of the call would time, fastest predicted first (the first is the
 // model's own choice).
 ModelRanking rankByModel(const Communicator& comm, const CollectiveArgs& args) {
@@ -253,12 +262,8 @@ void runCollective(Communicator& comm, const CollectiveArgs& given) {
     runChosen(comm, args, remembered, static_cast<ScheduleTrial*>(memo.watch));
     return;
   }
-  const AlgorithmEntry* named = namedByRules(comm, args);
-  const AlgorithmEntry* forced = named != nullptr && fits(*named, comm, args) ? named : nullptr;
-  if (named != nullptr && forced == nullptr) {
-    comm.noteForcedScheduleUnfit(args.kind, named->name.data(), reportedBytes(comm, args),
-                                 named->servesOnly);
-  }
+  const AlgorithmEntry* forced = forcedFor(comm, args);
+  if (forced == nullptr) noteRuleThatCannotServe(comm, args);
   // The call's size class, where hoop chooses by timing (not for calls HOOP_ALGO forces).
   ScheduleTrial* classTrial = forced == nullptr && trialsOn(comm)
                                   ? &comm.scheduleTrials().at(args.kind, args.bytes())

@@ -1,5 +1,8 @@
 #include "core/agreed_settings.h"
 
+#include <string_view>
+#include <utility>
+
 #include "algorithms/tuner.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
@@ -28,24 +31,35 @@ std::string allowed(const TransportPolicy& transports) {
   return names;
 }
 
+// Each setting's name and this rank's value, in agreedSettingsText()'s order.
+std::array<std::pair<std::string_view, std::string>, kAgreedSettingCount> agreedSettings(
+    const Config& config, const TransportPolicy& transports) {
+  const CostModel& model = config.costModel;
+  return {{
+      {"HOOP_ALGO (or config->algorithms)", str("\"", config.algorithms.text(), "\"")},
+      {"HOOP_CHUNK_SIZE", config.chunkSetByUser ? str(config.chunkBytes) : "unset"},
+      {"HOOP_TUNE_CALIBRATE", str(model.calibrate ? 1 : 0)},
+      {"HOOP_TUNE_TRIAL", str(model.trial ? 1 : 0)},
+      {"HOOP_TUNE_WATCH", str(model.watchCalls)},
+      {"HOOP_TUNE_SHM", link(model.shmFromEnv, model.shm)},
+      {"HOOP_TUNE_TCP", link(model.tcpFromEnv, model.tcp)},
+      {"HOOP_TUNE_REDUCE", figure(model.reduceFromEnv, model.reduceBytesPerUs / 1e3)},
+      {"HOOP_TRANSPORT", allowed(transports)},
+      {"HOOP_SHM_SLOTS", str(config.shm.slots)},
+      {"HOOP_SHM_SLOT_SIZE", str(config.shm.slotBytes)},
+  }};
+}
+
 }  // namespace
 
 std::array<std::string, kAgreedSettingCount> agreedSettingsText(const Config& config,
                                                                 const TransportPolicy& transports) {
-  const CostModel& model = config.costModel;
-  return {
-      str("HOOP_ALGO (or config->algorithms)=\"", config.algorithms.text(), "\""),
-      str("HOOP_CHUNK_SIZE=", config.chunkSetByUser ? str(config.chunkBytes) : "unset"),
-      str("HOOP_TUNE_CALIBRATE=", model.calibrate ? 1 : 0),
-      str("HOOP_TUNE_TRIAL=", model.trial ? 1 : 0),
-      str("HOOP_TUNE_WATCH=", model.watchCalls),
-      str("HOOP_TUNE_SHM=", link(model.shmFromEnv, model.shm)),
-      str("HOOP_TUNE_TCP=", link(model.tcpFromEnv, model.tcp)),
-      str("HOOP_TUNE_REDUCE=", figure(model.reduceFromEnv, model.reduceBytesPerUs / 1e3)),
-      str("HOOP_TRANSPORT=", allowed(transports)),
-      str("HOOP_SHM_SLOTS=", config.shm.slots),
-      str("HOOP_SHM_SLOT_SIZE=", config.shm.slotBytes),
-  };
+  std::array<std::string, kAgreedSettingCount> texts;
+  const auto settings = agreedSettings(config, transports);
+  for (size_t i = 0; i < kAgreedSettingCount; ++i) {
+    texts[i] = str(settings[i].first, "=", settings[i].second);
+  }
+  return texts;
 }
 
 SettingDigests digestSettings(const Config& config, const TransportPolicy& transports) {
@@ -60,13 +74,12 @@ void checkSettingsAgree(const std::vector<PeerInfo>& peers, int selfRank, const 
   for (size_t setting = 0; setting < kAgreedSettingCount; ++setting) {
     for (const PeerInfo& peer : peers) {
       if (peer.settings[setting] == peers.front().settings[setting]) continue;
-      const std::string mine = agreedSettingsText(config, transports)[setting];
-      const std::string name = mine.substr(0, mine.find('='));
+      const auto [name, value] = agreedSettings(config, transports)[setting];
       fail(hoopInvalidUsage, "rank ", selfRank, ": ", peer.describe(), " runs with another ", name,
            " than ", peers.front().describe(),
            "; every rank must set it alike, as it decides which schedule serves a call or how "
            "peers connect (this rank has ",
-           mine, ")");
+           name, "=", value, ")");
     }
   }
 }

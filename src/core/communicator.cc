@@ -201,14 +201,22 @@ void Communicator::adaptToCores() {
   }
 }
 
+namespace {
+
+// Whether (kind, schedule) is new to `seen`, which then holds it: what the notes below log once.
+bool firstTime(std::vector<std::pair<OpKind, const char*>>& seen, OpKind kind,
+               const char* schedule) {
+  const auto entry = std::make_pair(kind, schedule);
+  if (std::find(seen.begin(), seen.end(), entry) != seen.end()) return false;
+  seen.push_back(entry);
+  return true;
+}
+
+}  // namespace
+
 void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
                                 size_t pieceBytes) {
-  auto choice = std::make_pair(kind, schedule);
-  if (std::find(announcedSchedules_.begin(), announcedSchedules_.end(), choice) !=
-      announcedSchedules_.end()) {
-    return;
-  }
-  announcedSchedules_.push_back(choice);
+  if (!firstTime(announcedSchedules_, kind, schedule)) return;
   log(LogLevel::kInfo, LogSubsys::kColl, rank_, opKindName(kind), " uses ", schedule, " (first at ",
       bytes, " bytes, ", size(), " ranks on ", hostCount_, " host(s)",
       pieceBytes != 0 ? str(", pieces of ", pieceBytes, " bytes") : std::string(), ")");
@@ -216,12 +224,7 @@ void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
 
 void Communicator::noteForcedScheduleUnfit(OpKind kind, const char* schedule, size_t bytes,
                                            std::string_view servesOnly) {
-  auto unfit = std::make_pair(kind, schedule);
-  if (std::find(unfitForcedSchedules_.begin(), unfitForcedSchedules_.end(), unfit) !=
-      unfitForcedSchedules_.end()) {
-    return;
-  }
-  unfitForcedSchedules_.push_back(unfit);
+  if (!firstTime(unfitForcedSchedules_, kind, schedule)) return;
   log(LogLevel::kWarn, LogSubsys::kColl, rank_, "the forced rules \"", config_.algorithms.text(),
       "\" name ", schedule, " for ", opKindName(kind), " of ", bytes,
       " bytes, which it cannot serve: it serves only ", servesOnly,
