@@ -67,7 +67,7 @@ function(hoop_add_cuda_objects)
                          $<$<BOOL:${HOOP_WERROR}>:--Werror=all-warnings>)
   # C++17 for the .cu files: CMake 3.25 does not know nvcc 13's C++20 flag, and the CUDA
   # standard would otherwise follow CMAKE_CXX_STANDARD (20) and fail to generate. The kernels and
-  # the headers they include (core/types.h, core/error.h) need nothing newer.
+  # the headers they include (base/types.h, base/error.h) need nothing newer.
   set_target_properties(hoop_cuda_objects PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
                                                      CUDA_VISIBILITY_PRESET hidden
                                                      CUDA_SEPARABLE_COMPILATION OFF)

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/env.h"
-#include "core/error.h"
-#include "core/secret.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "base/secret.h"
 #include "topology/transport_choice.h"
 #include "transport/tcp/interfaces.h"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/failure_notice.h"
 #include "core/rank_status.h"
 #include "transport/tcp/hello.h"

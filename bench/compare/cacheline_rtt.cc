@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "core/env.h"
-#include "core/median.h"
+#include "base/env.h"
+#include "base/median.h"
 #include "transport/shm/shm_segment.h"  // Mapping
 
 namespace {

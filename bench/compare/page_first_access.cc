@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/env.h"
+#include "base/env.h"
 #include "transport/shm/shm_segment.h"  // Mapping, readEveryPage
 #include "transport/tcp/socket.h"
 

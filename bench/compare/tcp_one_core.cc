@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "core/config.h"
-#include "core/env.h"
 #include "transport/shm/shm_segment.h"
 #include "transport/tcp/socket.h"
 

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
-#include "core/secret.h"
+#include "base/error.h"
+#include "base/secret.h"
 #include "spin_wait.h"
 #include "transport/tcp/tcp_transport.h"
 

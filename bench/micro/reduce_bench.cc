@@ -23,9 +23,9 @@
 #include <new>
 #include <string>
 
-#include "core/types.h"
+#include "base/half.h"
+#include "base/types.h"
 #include "device/cpu/cpu_isa.h"
-#include "device/cpu/half.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {

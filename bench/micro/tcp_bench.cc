@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "core/types.h"
+#include "base/types.h"
 #include "loopback_pair.h"
 #include "peer_thread.h"
 #include "spin_wait.h"

@@ -3,8 +3,8 @@
 #include <cstdint>
 
 #include "algorithms/registry.h"
-#include "core/env.h"
-#include "core/error.h"
+#include "base/env.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

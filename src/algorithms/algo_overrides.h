@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/types.h"
+#include "base/types.h"
 
 namespace hoop {
 

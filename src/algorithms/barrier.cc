@@ -2,7 +2,7 @@
 // After ceil(log2 n) rounds every rank has heard, directly or not, from every other, for any n.
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

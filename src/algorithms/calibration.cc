@@ -12,9 +12,9 @@
 
 #include "algorithms/primitives.h"
 #include "algorithms/tuner.h"
+#include "base/logging.h"
+#include "base/median.h"
 #include "core/communicator.h"
-#include "core/logging.h"
-#include "core/median.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/types.h"
+#include "base/types.h"
 #include "transport/connection.h"
 
 namespace hoop {

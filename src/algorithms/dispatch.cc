@@ -16,9 +16,9 @@
 #include "algorithms/registry.h"
 #include "algorithms/schedule_trial.h"
 #include "algorithms/tuner.h"
+#include "base/error.h"
+#include "base/logging.h"
 #include "core/communicator.h"
-#include "core/error.h"
-#include "core/logging.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {

@@ -12,7 +12,7 @@
 #include <cstddef>
 
 #include "algorithms/primitives.h"
-#include "core/function_ref.h"
+#include "base/function_ref.h"
 
 namespace hoop {
 

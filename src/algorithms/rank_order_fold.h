@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "algorithms/collective.h"
-#include "core/function_ref.h"
+#include "base/function_ref.h"
 
 namespace hoop {
 

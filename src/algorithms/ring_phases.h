@@ -4,7 +4,7 @@
 
 #include "algorithms/primitives.h"
 #include "algorithms/ring.h"
-#include "core/function_ref.h"
+#include "base/function_ref.h"
 
 namespace hoop {
 

@@ -11,9 +11,9 @@
 #include "algorithms/primitives.h"
 #include "algorithms/registry.h"
 #include "algorithms/tuner.h"
+#include "base/logging.h"
+#include "base/median.h"
 #include "core/communicator.h"
-#include "core/logging.h"
-#include "core/median.h"
 
 namespace hoop {
 namespace {

@@ -47,8 +47,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/function_ref.h"
-#include "core/types.h"
+#include "base/function_ref.h"
+#include "base/types.h"
 #include "hoop/hoop.h"
 #include "transport/connection.h"
 

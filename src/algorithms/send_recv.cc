@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "algorithms/collective.h"
+#include "base/error.h"
 #include "core/communicator.h"
-#include "core/error.h"
 
 namespace hoop {
 

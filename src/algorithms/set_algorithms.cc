@@ -9,10 +9,10 @@
 
 #include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/logging.h"
 #include "core/communicator.h"
-#include "core/error.h"
-#include "core/hash.h"
-#include "core/logging.h"
 
 namespace hoop {
 

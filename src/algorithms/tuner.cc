@@ -8,9 +8,9 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/schedule_trial.h"
+#include "base/env.h"
+#include "base/error.h"
 #include "core/communicator.h"
-#include "core/env.h"
-#include "core/error.h"
 
 namespace hoop {
 namespace {

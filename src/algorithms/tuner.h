@@ -16,7 +16,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/types.h"
+#include "base/types.h"
 
 namespace hoop {
 

@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "algorithms/tuner.h"
+#include "base/error.h"
+#include "base/hash.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
-#include "core/error.h"
-#include "core/hash.h"
 #include "topology/transport_choice.h"
 
 namespace hoop {

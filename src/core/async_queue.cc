@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

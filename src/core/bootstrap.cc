@@ -11,10 +11,10 @@
 #include <mutex>
 #include <optional>
 
+#include "base/hash.h"
+#include "base/logging.h"
+#include "base/wire.h"
 #include "core/bootstrap_wire.h"
-#include "core/hash.h"
-#include "core/logging.h"
-#include "core/wire.h"
 #include "transport/tcp/handshake_acceptor.h"
 
 namespace hoop {

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/secret.h"
 #include "core/agreed_settings.h"
-#include "core/secret.h"
 #include "hoop/hoop.h"
 #include "topology/host_cores.h"
 #include "transport/tcp/socket.h"

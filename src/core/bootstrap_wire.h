@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/function_ref.h"
+#include "base/wire.h"
 #include "core/bootstrap.h"
-#include "core/function_ref.h"
-#include "core/wire.h"
 
 namespace hoop {
 

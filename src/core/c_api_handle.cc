@@ -2,7 +2,7 @@
 
 #include <unordered_set>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace hoop::capi {
 namespace {

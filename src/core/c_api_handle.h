@@ -9,9 +9,9 @@
 #include <new>
 #include <string>
 
+#include "base/error.h"
 #include "core/async_queue.h"
 #include "core/communicator.h"
-#include "core/error.h"
 #include "hoop/hoop.h"
 
 #define HOOP_API extern "C" __attribute__((visibility("default")))

@@ -4,9 +4,9 @@
 #include <functional>
 #include <memory>
 
+#include "base/logging.h"
 #include "core/c_api_handle.h"
 #include "core/launch_env.h"
-#include "core/logging.h"
 #include "core/user_config.h"
 #include "transport/tcp/interfaces.h"
 

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "algorithms/calibration.h"
-#include "core/logging.h"
+#include "base/logging.h"
 #include "core/rank_affinity.h"
 #include "topology/host_cores.h"
 #include "topology/host_ranks.h"

@@ -3,8 +3,8 @@
 // and the hosts allow it.
 #include <algorithm>
 
+#include "base/logging.h"
 #include "core/communicator.h"
-#include "core/logging.h"
 #include "transport/shm/shm_setup.h"
 
 namespace hoop {

@@ -1,7 +1,7 @@
 #include "core/config.h"
 
-#include "core/env.h"
-#include "core/error.h"
+#include "base/env.h"
+#include "base/error.h"
 
 namespace hoop {
 

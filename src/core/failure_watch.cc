@@ -1,7 +1,7 @@
 #include "core/failure_watch.h"
 
+#include "base/logging.h"
 #include "core/hang_report.h"
-#include "core/logging.h"
 
 namespace hoop {
 

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+#include "base/function_ref.h"
+#include "base/types.h"
 #include "core/bootstrap.h"
-#include "core/error.h"
 #include "core/failure_notice.h"
-#include "core/function_ref.h"
 #include "core/rank_status.h"
-#include "core/types.h"
 #include "transport/connection.h"
 #include "transport/tcp/tcp_transport.h"
 

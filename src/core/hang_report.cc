@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

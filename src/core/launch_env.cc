@@ -1,9 +1,9 @@
 #include "core/launch_env.h"
 
-#include "core/env.h"
-#include "core/error.h"
-#include "core/hash.h"
-#include "core/logging.h"
+#include "base/env.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "base/logging.h"
 
 namespace hoop {
 namespace {

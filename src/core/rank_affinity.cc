@@ -2,8 +2,8 @@
 
 #include <sched.h>
 
-#include "core/env.h"
-#include "core/error.h"
+#include "base/env.h"
+#include "base/error.h"
 #include "core/launch_env.h"
 #include "topology/affinity.h"
 #include "topology/memory_binding.h"

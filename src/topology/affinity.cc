@@ -4,7 +4,7 @@
 #include <compare>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/env.h"
+#include "base/env.h"
 #include "topology/sysfs_list.h"
 
 namespace hoop {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

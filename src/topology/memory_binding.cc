@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "topology/sysfs_list.h"
 
 namespace hoop {

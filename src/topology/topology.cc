@@ -3,9 +3,8 @@
 #include <mutex>
 #include <optional>
 
-#include "core/bootstrap.h"
-#include "core/env.h"
-#include "core/logging.h"
+#include "base/env.h"
+#include "base/logging.h"
 #include "topology/hwloc_handle.h"
 #include "topology/hwloc_reader.h"
 

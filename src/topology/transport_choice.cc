@@ -2,8 +2,8 @@
 
 #include <span>
 
-#include "core/env.h"
-#include "core/error.h"
+#include "base/env.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

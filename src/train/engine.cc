@@ -2,7 +2,7 @@
 // thread adopts each cycle), and the public methods.
 #include <numeric>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "train/engine_impl.h"
 
 namespace hoop::train {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <span>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "train/engine_impl.h"
 
 namespace hoop::train {

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/types.h"
+#include "base/types.h"
 
 namespace hoop::train {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "device/cpu/half.h"
+#include "base/half.h"
 #include "train/request_shape.h"
 
 namespace hoop::train {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "algorithms/registry.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "algorithms/calibration.h"
 #include "algorithms/schedule_trial.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/error.h"
 #include "core/config.h"
-#include "core/error.h"
 
 namespace hoop::test {
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "algorithms/algo_overrides.h"
+#include "base/error.h"
 #include "core/bootstrap.h"
 #include "core/bootstrap_wire.h"
 #include "core/config.h"
-#include "core/error.h"
 #include "topology/transport_choice.h"
 
 namespace hoop {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "algorithms/schedule_trial.h"
+#include "base/error.h"
 #include "core/bootstrap.h"
-#include "core/error.h"
 #include "hoop/hoop.h"
 #include "hoop/hoop.hpp"
 #include "transport/tcp/socket.h"

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/error.h"
 #include "config_outcome.h"
 #include "core/config.h"
-#include "core/error.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_transport.h"

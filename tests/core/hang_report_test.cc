@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/rank_status.h"
 #include "transport/tcp/hello.h"
 

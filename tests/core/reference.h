@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "core/types.h"
-#include "device/cpu/half.h"
+#include "base/half.h"
+#include "base/types.h"
 
 namespace hoop::test {
 

@@ -1,16 +1,16 @@
 // Parsers and small values: the median, the unique id, secrets, wire readers, frame headers,
 // interface filters. A TcpConnection over a socketpair gets garbage, lies and hang-ups.
-#include "core/wire.h"
+#include "base/wire.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <thread>
 
+#include "base/env.h"
+#include "base/median.h"
+#include "base/secret.h"
 #include "core/bootstrap.h"
-#include "core/env.h"
-#include "core/median.h"
-#include "core/secret.h"
 #include "transport/tcp/interfaces.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_transport.h"

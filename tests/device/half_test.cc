@@ -1,7 +1,7 @@
 // fp16 / bf16 conversions against values computed independently from the format definitions
 // (reference_formats.h: sign, exponent, mantissa, ldexp in double), never from the code under
 // test.
-#include "device/cpu/half.h"
+#include "base/half.h"
 
 #include <gtest/gtest.h>
 

@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/types.h"
+#include "base/types.h"
 #include "device/cpu/cpu_isa.h"
 #include "device/cpu/reduce.h"
 #include "reference_formats.h"

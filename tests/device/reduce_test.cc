@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/types.h"
+#include "base/types.h"
 #include "reference_formats.h"
 
 namespace hoop {

@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/env.h"
+#include "base/error.h"
 #include "config_outcome.h"
 #include "core/config.h"
-#include "core/env.h"
-#include "core/error.h"
 
 namespace hoop {
 namespace {

@@ -1,9 +1,9 @@
 // Where the topology comes from: HOOP_TOPO_FILE (and its errors), or this machine.
 #include <gtest/gtest.h>
 
+#include "base/error.h"
+#include "base/logging.h"
 #include "core/bootstrap.h"
-#include "core/error.h"
-#include "core/logging.h"
 #include "test_support.h"
 #include "topology/topology.h"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/error.h"
-#include "core/hash.h"
+#include "base/error.h"
+#include "base/hash.h"
 
 namespace hoop {
 namespace {

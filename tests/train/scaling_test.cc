@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "device/cpu/half.h"
+#include "base/half.h"
 
 namespace hoop::train {
 namespace {

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/shm_setup.h"
 #include "transport/tcp/socket.h"

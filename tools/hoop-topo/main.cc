@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "json_writer.h"
 #include "options.h"
 #include "rank_plan.h"

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/hash.h"
+#include "base/error.h"
+#include "base/hash.h"
 #include "json_writer.h"
 #include "text_format.h"
 #include "topology/affinity.h"

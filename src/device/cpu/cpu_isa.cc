@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace hoop {
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <cstddef>
 
-#include "core/types.h"
+#include "base/types.h"
 
 namespace hoop::cpu_kernels {
 

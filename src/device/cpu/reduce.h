@@ -39,7 +39,7 @@
 
 #include <cstddef>
 
-#include "core/types.h"
+#include "base/types.h"
 #include "device/cpu/cpu_isa.h"
 
 namespace hoop {

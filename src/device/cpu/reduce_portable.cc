@@ -14,7 +14,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "device/cpu/half.h"
+#include "base/half.h"
 #include "device/cpu/kernel_table.h"
 
 // The NaN and signed-zero rules and bitwise reproducibility need IEEE semantics.

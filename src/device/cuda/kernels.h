@@ -28,7 +28,7 @@
 
 #include <cstddef>
 
-#include "core/types.h"
+#include "base/types.h"
 
 namespace hoop::cuda {
 

@@ -4,7 +4,7 @@
 
 #if !HOOP_HAVE_CUDA
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop::cuda {
 namespace {

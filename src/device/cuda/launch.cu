@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "device/cuda/elementwise_launch.cuh"
 #include "device/cuda/kernels.h"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/wire.h"
+#include "base/error.h"
+#include "base/wire.h"
 
 namespace hoop::cuda_ipc {
 namespace {

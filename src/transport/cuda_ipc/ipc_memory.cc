@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #if HOOP_HAVE_CUDA
 #include <cuda_runtime.h>

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

@@ -8,7 +8,7 @@
 #include <climits>
 #include <ctime>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 namespace {

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/futex.h"
 

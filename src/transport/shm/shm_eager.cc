@@ -2,7 +2,7 @@
 // one of two buffers per direction.
 #include <cstring>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "transport/shm/shm_connection.h"
 
 namespace hoop {

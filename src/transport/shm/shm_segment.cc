@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "core/error.h"
-#include "core/secret.h"
+#include "base/error.h"
+#include "base/secret.h"
 #include "transport/tcp/socket.h"
 
 namespace hoop {
@@ -69,21 +69,6 @@ Mapping mapShared(int fd, size_t bytes, const std::string& name) {
 }
 
 }  // namespace
-
-Mapping& Mapping::operator=(Mapping&& other) noexcept {
-  if (this != &other) {
-    reset();
-    address_ = std::exchange(other.address_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
-
-void Mapping::reset() {
-  if (address_ != nullptr) munmap(address_, bytes_);
-  address_ = nullptr;
-  bytes_ = 0;
-}
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
   if (this != &other) {

@@ -9,10 +9,10 @@
 #include <new>
 #include <vector>
 
-#include "core/error.h"
-#include "core/logging.h"
-#include "core/secret.h"
-#include "core/wire.h"
+#include "base/error.h"
+#include "base/logging.h"
+#include "base/secret.h"
+#include "base/wire.h"
 #include "topology/memory_binding.h"
 #include "transport/shm/cma.h"
 

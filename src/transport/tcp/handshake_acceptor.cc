@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace hoop {
 

@@ -1,7 +1,7 @@
 #include "transport/tcp/hello.h"
 
-#include "core/error.h"
-#include "core/wire.h"
+#include "base/error.h"
+#include "base/wire.h"
 
 namespace hoop {
 namespace {

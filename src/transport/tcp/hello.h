@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/secret.h"
+#include "base/secret.h"
 
 namespace hoop {
 

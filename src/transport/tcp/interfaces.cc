@@ -8,8 +8,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/env.h"
-#include "core/error.h"
+#include "base/env.h"
+#include "base/error.h"
 
 namespace hoop {
 

@@ -11,14 +11,9 @@
 #include <cstring>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
 
 SocketAddress::SocketAddress(const sockaddr* address, socklen_t length) {
   if (length > sizeof(storage_)) fail(hoopInternalError, "socket address too long: ", length);

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/logging.h"
+#include "base/logging.h"
 
 namespace hoop {
 namespace {

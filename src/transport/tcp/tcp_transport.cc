@@ -2,7 +2,7 @@
 
 #include <sys/socket.h>
 
-#include "core/logging.h"
+#include "base/logging.h"
 #include "transport/tcp/hello.h"
 #include "transport/tcp/notice_wire.h"
 #include "transport/tcp/status_query.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/secret.h"
+#include "base/secret.h"
 #include "transport/tcp/handshake_acceptor.h"
 #include "transport/tcp/hello.h"
 #include "transport/tcp/tcp_connection.h"

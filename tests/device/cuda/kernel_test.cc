@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/types.h"
-#include "device/cpu/half.h"
+#include "base/half.h"
+#include "base/types.h"
 #include "device/cpu/reduce.h"
 #include "device/cuda/kernels.h"
 #include "gpu_test_util.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "device/cuda/kernels.h"
 #include "transport/cuda_ipc/ipc_memory.h"
 

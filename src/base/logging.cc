@@ -1,4 +1,4 @@
-#include "core/logging.h"
+#include "base/logging.h"
 
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

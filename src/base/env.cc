@@ -1,9 +1,9 @@
-#include "core/env.h"
+#include "base/env.h"
 
 #include <cerrno>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 

@@ -1,10 +1,10 @@
-#include "core/secret.h"
+#include "base/secret.h"
 
 #include <sys/random.h>
 
 #include <cerrno>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace hoop {
 
