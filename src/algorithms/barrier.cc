@@ -6,7 +6,7 @@
 
 namespace hoop {
 
-void runBarrier(Communicator& comm) {
+void runBarrier(Team& comm) {
   const int n = comm.size();
   const int self = comm.rank();
   const uint32_t seq = comm.nextCollectiveSeq();

@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "algorithms/primitives.h"
+#include "algorithms/team.h"
 #include "algorithms/tuner.h"
+#include "base/clock.h"
 #include "base/logging.h"
 #include "base/median.h"
-#include "core/communicator.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {
@@ -43,12 +44,12 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 // take 3-10 us a step). Other work only ever slows a batch down, and right after start the
 // kernel may still have two ranks on one core (medians of 8 steps read 55-110 us for 0.2 and
 // 8 us steps in one run of five): the fastest batch is the latency's figure.
-double ringStepUs(Communicator& comm, Primitives& prims, const char* out, char* in, size_t bytes,
+double ringStepUs(Team& comm, Primitives& prims, const char* out, char* in, size_t bytes,
                   int stepsPerBatch) {
   const Ring& ring = comm.ring();
   // Warm up through every shm slot once: each one's first use faults its pages in, which cost
   // several times the step itself and would be measured as latency.
-  const int warmUp = static_cast<int>(comm.config().shm.slots) + 2;
+  const int warmUp = static_cast<int>(comm.shmSlots()) + 2;
   for (int i = 0; i < warmUp; ++i) prims.sendRecv(ring.next(), out, bytes, ring.prev(), in, bytes);
   std::vector<double> batchMeans;
   for (int batch = 0; batch < kBatches; ++batch) {
@@ -105,7 +106,7 @@ static_assert(sizeof(Relay) == sizeof(Figures) + sizeof(TimingSpans) + 2 * sizeo
 
 // One measurement: this rank's figures, then everyone's, passed once around the ring (after
 // n-1 steps every rank holds the same). `attempt` keeps each one's frames apart.
-Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32_t attempt) {
+Measurement measureAndAgree(Team& comm, double myReduceUsPerByte, uint32_t attempt) {
   Figures mine{};
   mine.reduceUsPerByte = myReduceUsPerByte;
   TimingSpans where;
@@ -135,7 +136,7 @@ Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32
                    sizeof(received));
     if (received.rank < 0 || received.rank >= n) {
       fail(hoopRemoteError, "rank ", comm.rank(), ": calibration figures from ",
-           comm.peer(ring.prev()).describe(), " name rank ", received.rank, " of ", n);
+           comm.describePeer(ring.prev()), " name rank ", received.rank, " of ", n);
     }
     measured.slowest = slowerOfEach(measured.slowest, received.slowest);
     measured.spans[static_cast<size_t>(received.rank)] = received.spans;
@@ -147,10 +148,10 @@ Measurement measureAndAgree(Communicator& comm, double myReduceUsPerByte, uint32
 
 // Whether two ranks of one host stayed on one CPU through a timing where the hosts have a CPU
 // for each rank (ranksStayedOnOneCpu).
-bool ranksStacked(const Communicator& comm, const Measurement& measured) {
+bool ranksStacked(const Team& comm, const Measurement& measured) {
   if (comm.ranksPerCpu() > 1) return false;
   std::vector<uint64_t> hostIds;
-  for (int r = 0; r < comm.size(); ++r) hostIds.push_back(comm.peer(r).hostId);
+  for (int r = 0; r < comm.size(); ++r) hostIds.push_back(comm.peerHostId(r));
   return ranksStayedOnOneCpu(measured.spans, hostIds);
 }
 
@@ -167,9 +168,9 @@ const char* inconsistency(const Figures& f, bool overShm) {
 
 }  // namespace
 
-CalibrationOutcome calibrateCostModel(Communicator& comm) {
+CalibrationOutcome calibrateCostModel(Team& comm) {
   CalibrationOutcome outcome;
-  CostModel model = comm.config().costModel;
+  CostModel model = comm.costModel();
   if (!model.calibrate || comm.size() < 2) return outcome;
 
   const bool overShm = comm.everyPeerOverShm();

@@ -20,7 +20,7 @@
 
 namespace hoop {
 
-class Communicator;
+class Team;
 
 // What a calibration did: whether it adopted measured link figures, and why each attempt it
 // did not adopt was set aside (one line each, also logged at INFO).
@@ -29,9 +29,9 @@ struct CalibrationOutcome {
   std::vector<std::string> setAside;
 };
 
-// Measures and adopts (Communicator::adoptCostModel); collective over all ranks. Needs the ring
+// Measures and adopts (Team::adoptCostModel); collective over all ranks. Needs the ring
 // neighbours connected.
-CalibrationOutcome calibrateCostModel(Communicator& comm);
+CalibrationOutcome calibrateCostModel(Team& comm);
 
 // Where one rank ran while it timed steps: its CPU just before the first step and just after
 // the last (-1: not known).

@@ -6,7 +6,7 @@
 
 namespace hoop {
 
-void chainBroadcast(Communicator& comm, const CollectiveArgs& args) {
+void chainBroadcast(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);

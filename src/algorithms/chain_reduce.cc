@@ -8,7 +8,7 @@
 
 namespace hoop {
 
-void chainReduce(Communicator& comm, const CollectiveArgs& args) {
+void chainReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);

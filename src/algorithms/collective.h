@@ -9,7 +9,7 @@
 
 namespace hoop {
 
-class Communicator;
+class Team;
 
 struct CollectiveArgs {
   OpKind kind = OpKind::kAllReduce;
@@ -44,54 +44,54 @@ struct P2pOp {
 };
 
 // Picks the algorithm (HOOP_ALGO forces one) and runs the collective to completion.
-void runCollective(Communicator& comm, const CollectiveArgs& args);
+void runCollective(Team& comm, const CollectiveArgs& args);
 // The schedule runCollective would run for `args` (the same on every rank).
 struct AlgorithmEntry;
 struct ScheduleChoice {
   const AlgorithmEntry* schedule = nullptr;
   size_t pieceBytes = 0;  // 0: the schedule's pieces are HOOP_CHUNK_SIZE
 };
-ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args);
+ScheduleChoice chooseSchedule(const Team& comm, const CollectiveArgs& args);
 // Whether that choice is fixed for calls like `args` from now on: false while their size class
 // is still timing schedules (schedule_trial.h). The same on every rank.
-bool scheduleSettled(const Communicator& comm, const CollectiveArgs& args);
+bool scheduleSettled(const Team& comm, const CollectiveArgs& args);
 // Runs the sends and receives of one group concurrently, to completion.
-void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops);
-void runBarrier(Communicator& comm);
+void runP2pGroup(Team& comm, const std::vector<P2pOp>& ops);
+void runBarrier(Team& comm);
 // hoopCommSetAlgorithms: checks that every rank passed the same rules (hoopInvalidUsage naming a
 // rank that did not), then adopts them for the calls after it.
 class AlgoOverrides;
-void setAlgorithms(Communicator& comm, AlgoOverrides rules);
+void setAlgorithms(Team& comm, AlgoOverrides rules);
 
 // The schedules, for tests that force one. Reductions (allreduce, reduce, reduce-scatter) reach
 // them with two ranks or more: runCollective answers a one-rank call itself.
-void ringAllReduce(Communicator& comm, const CollectiveArgs& args);
-void directAllReduce(Communicator& comm, const CollectiveArgs& args);
+void ringAllReduce(Team& comm, const CollectiveArgs& args);
+void directAllReduce(Team& comm, const CollectiveArgs& args);
 // Small allreduces on one host: every rank reads every peer's input in place (shm eager buffers).
 inline constexpr size_t kOneShotMaxRanks = 8;
-bool oneShotFits(const Communicator& comm, const CollectiveArgs& args);
-void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args);
+bool oneShotFits(const Team& comm, const CollectiveArgs& args);
+void oneShotAllReduce(Team& comm, const CollectiveArgs& args);
 // Small allreduces: log2(n) rounds trading the whole buffer with one partner per round.
-void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args);
+void recursiveDoublingAllReduce(Team& comm, const CollectiveArgs& args);
 // Mid and large allreduces: recursive-halving reduce-scatter, recursive-doubling allgather.
-void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args);
+void rabenseifnerAllReduce(Team& comm, const CollectiveArgs& args);
 // Mid-size allreduces: a direct reduce-scatter to each piece's owner, then a direct allgather.
-void twoShotAllReduce(Communicator& comm, const CollectiveArgs& args);
+void twoShotAllReduce(Team& comm, const CollectiveArgs& args);
 // Mid-size allreduces: each half reduced up and broadcast down one of two complementary trees.
-void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args);
-void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args);
-void ringAllGather(Communicator& comm, const CollectiveArgs& args);
+void doubleTreeAllReduce(Team& comm, const CollectiveArgs& args);
+void hierarchicalAllReduce(Team& comm, const CollectiveArgs& args);
+void ringAllGather(Team& comm, const CollectiveArgs& args);
 // Small allgathers: ceil(log2 n) rounds of doubling exchanges, then one local rotation.
-void bruckAllGather(Communicator& comm, const CollectiveArgs& args);
-void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args);
-void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args);
-void ringReduceScatter(Communicator& comm, const CollectiveArgs& args);
+void bruckAllGather(Team& comm, const CollectiveArgs& args);
+void hierarchicalAllGather(Team& comm, const CollectiveArgs& args);
+void hierarchicalBroadcast(Team& comm, const CollectiveArgs& args);
+void ringReduceScatter(Team& comm, const CollectiveArgs& args);
 // Broadcasts down a pipelined binary tree: log2(n) hops to the last rank.
-void treeBroadcast(Communicator& comm, const CollectiveArgs& args);
-void chainBroadcast(Communicator& comm, const CollectiveArgs& args);
+void treeBroadcast(Team& comm, const CollectiveArgs& args);
+void chainBroadcast(Team& comm, const CollectiveArgs& args);
 // Reduces up a pipelined binary tree: log2(n) hops from the last rank to the root.
-void treeReduce(Communicator& comm, const CollectiveArgs& args);
-void chainReduce(Communicator& comm, const CollectiveArgs& args);
-void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args);
+void treeReduce(Team& comm, const CollectiveArgs& args);
+void chainReduce(Team& comm, const CollectiveArgs& args);
+void pairwiseAllToAll(Team& comm, const CollectiveArgs& args);
 
 }  // namespace hoop

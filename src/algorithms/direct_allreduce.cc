@@ -9,10 +9,11 @@
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 #include "algorithms/rank_order_fold.h"
+#include "base/error.h"
 
 namespace hoop {
 
-void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void directAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t bytes = args.bytes();
   const int self = comm.rank();
@@ -39,7 +40,7 @@ void directAllReduce(Communicator& comm, const CollectiveArgs& args) {
     if (static_cast<int>(r) == self) continue;
     Connection& c = comm.connection(static_cast<int>(r));
     comm.waitUntil([&] { return c.recvsCompleted() == c.recvsPosted(); },
-                   [&] { return str("data from ", comm.peer(static_cast<int>(r)).describe()); });
+                   [&] { return str("data from ", comm.describePeer(static_cast<int>(r))); });
   }
   // Every send must have left before the fold may overwrite an in-place buffer.
   prims.finish();

@@ -15,21 +15,22 @@
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
 #include "algorithms/schedule_trial.h"
+#include "algorithms/team.h"
 #include "algorithms/tuner.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/logging.h"
-#include "core/communicator.h"
 #include "device/cpu/reduce.h"
 
 namespace hoop {
 namespace {
 
-bool fits(const AlgorithmEntry& entry, const Communicator& comm, const CollectiveArgs& args) {
+bool fits(const AlgorithmEntry& entry, const Team& comm, const CollectiveArgs& args) {
   return entry.fits == nullptr || entry.fits(comm, args);
 }
 
 // The size HOOP_ALGO's ranges speak of: what hoop-perf reports for the call.
-size_t reportedBytes(const Communicator& comm, const CollectiveArgs& args) {
+size_t reportedBytes(const Team& comm, const CollectiveArgs& args) {
   const bool perRank = args.kind == OpKind::kAllGather || args.kind == OpKind::kReduceScatter ||
                        args.kind == OpKind::kAllToAll;
   return perRank ? args.bytes() * static_cast<size_t>(comm.size()) : args.bytes();
@@ -43,21 +44,20 @@ const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
 
 // The schedule HOOP_ALGO's rules name for the call, whether or not it can serve it; null when
 // no rule covers the call.
-const AlgorithmEntry* namedByRules(const Communicator& comm, const CollectiveArgs& args) {
-  const std::string_view named =
-      comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
+const AlgorithmEntry* namedByRules(const Team& comm, const CollectiveArgs& args) {
+  const std::string_view named = comm.algorithmRules().forced(args.kind, reportedBytes(comm, args));
   return named.empty() ? nullptr : &entry(args.kind, named);
 }
 
 // HOOP_ALGO's schedule for the call, when it names one that can serve it.
-const AlgorithmEntry* forcedFor(const Communicator& comm, const CollectiveArgs& args) {
+const AlgorithmEntry* forcedFor(const Team& comm, const CollectiveArgs& args) {
   const AlgorithmEntry* named = namedByRules(comm, args);
   return named != nullptr && fits(*named, comm, args) ? named : nullptr;
 }
 
 // For a call no rule forces a schedule on: a rule that names one which cannot serve the call
 // leaves it to hoop's own choice, which the user is told once (noteForcedScheduleUnfit).
-void noteRuleThatCannotServe(Communicator& comm, const CollectiveArgs& args) {
+void noteRuleThatCannotServe(Team& comm, const CollectiveArgs& args) {
   if (const AlgorithmEntry* named = namedByRules(comm, args)) {
     comm.noteForcedScheduleUnfit(args.kind, named->name.data(), reportedBytes(comm, args),
                                  named->servesOnly);
@@ -66,12 +66,12 @@ void noteRuleThatCannotServe(Communicator& comm, const CollectiveArgs& args) {
 
 // The schedules a trial of the call would time, fastest predicted first (the first is the
 // model's own choice).
-ModelRanking rankByModel(const Communicator& comm, const CollectiveArgs& args) {
-  return rankByModel(args.kind, callShape(comm, args), comm.config().costModel,
+ModelRanking rankByModel(const Team& comm, const CollectiveArgs& args) {
+  return rankByModel(args.kind, callShape(comm, args), comm.costModel(),
                      [&](const AlgorithmEntry& candidate) { return fits(candidate, comm, args); });
 }
 
-const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveArgs& args) {
+const AlgorithmEntry& defaultChoice(const Team& comm, const CollectiveArgs& args) {
   const ModelRanking ranked = rankByModel(comm, args);
   if (!ranked.schedules.empty()) return *ranked.schedules.front();
   switch (args.kind) {
@@ -88,26 +88,24 @@ const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveAr
 
 // Pipelined schedules get the piece size the model predicts fastest, up to HOOP_CHUNK_SIZE's
 // default (a shm slot); HOOP_CHUNK_SIZE set by the user is taken as it is.
-size_t pieceBytesFor(const Communicator& comm, const CollectiveArgs& args,
-                     const AlgorithmEntry& schedule) {
-  const Config& config = comm.config();
-  if (config.chunkSetByUser) return 0;
-  return pipelinePieceBytes(args.kind, schedule.name, callShape(comm, args), config.costModel,
-                            config.chunkBytes);
+size_t pieceBytesFor(const Team& comm, const CollectiveArgs& args, const AlgorithmEntry& schedule) {
+  if (comm.chunkSetByUser()) return 0;
+  return pipelinePieceBytes(args.kind, schedule.name, callShape(comm, args), comm.costModel(),
+                            comm.chunkBytes());
 }
 
 // Whether hoop's own choice may be settled by timing on this communicator (calls HOOP_ALGO
 // forces are never timed).
-bool trialsOn(const Communicator& comm) { return comm.config().costModel.trial && comm.size() > 1; }
+bool trialsOn(const Team& comm) { return comm.costModel().trial && comm.size() > 1; }
 
 // The call's size class's trial, if one was started.
-const ScheduleTrial* trialOf(const Communicator& comm, const CollectiveArgs& args) {
+const ScheduleTrial* trialOf(const Team& comm, const CollectiveArgs& args) {
   const ScheduleTrials* trials = comm.scheduleTrialsIfAny();
   return trials == nullptr ? nullptr : trials->find(args.kind, args.bytes());
 }
 
 // The schedule the call's size class settled on by timing, when it fits the call.
-const AlgorithmEntry* settledWinner(const Communicator& comm, const CollectiveArgs& args) {
+const AlgorithmEntry* settledWinner(const Team& comm, const CollectiveArgs& args) {
   const ScheduleTrial* trial = trialOf(comm, args);
   if (trial == nullptr || trial->phase != ScheduleTrial::Phase::kSettled) return nullptr;
   if (trial->winner == nullptr || !fits(*trial->winner, comm, args)) return nullptr;
@@ -116,8 +114,7 @@ const AlgorithmEntry* settledWinner(const Communicator& comm, const CollectiveAr
 
 // The choice for a call HOOP_ALGO forces `forced` on (null: none): that, else the class's
 // settled winner, else the model's pick.
-ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
-                      const AlgorithmEntry* forced) {
+ScheduleChoice choose(const Team& comm, const CollectiveArgs& args, const AlgorithmEntry* forced) {
   const AlgorithmEntry* schedule = forced;
   if (schedule == nullptr && trialsOn(comm)) schedule = settledWinner(comm, args);
   if (schedule == nullptr) schedule = &defaultChoice(comm, args);
@@ -128,11 +125,10 @@ ScheduleChoice choose(const Communicator& comm, const CollectiveArgs& args,
 // call starts it, or settles it at once where the model prices fewer than two schedules close
 // together). Only for calls trialsOn() and no HOOP_ALGO rule leave to hoop; `trial` is the
 // class's.
-ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args,
-                              ScheduleTrial& trial) {
+ScheduleTrial* unsettledTrial(Team& comm, const CollectiveArgs& args, ScheduleTrial& trial) {
   if (trial.phase == ScheduleTrial::Phase::kNotStarted) {
     // A class timed again keeps the interval its drift doubled.
-    if (trial.watchInterval == 0) trial.watchInterval = comm.config().costModel.watchCalls;
+    if (trial.watchInterval == 0) trial.watchInterval = comm.costModel().watchCalls;
     trial.bytes = args.bytes();
     trial.phase = ScheduleTrial::Phase::kSettled;
     const ModelRanking ranked = rankByModel(comm, args);
@@ -147,13 +143,13 @@ ScheduleTrial* unsettledTrial(Communicator& comm, const CollectiveArgs& args,
 }
 
 // Whether the call can be the trial's next: at its size, and its next candidate serves the call.
-bool trialCanUse(const Communicator& comm, const CollectiveArgs& args, const ScheduleTrial& trial) {
+bool trialCanUse(const Team& comm, const CollectiveArgs& args, const ScheduleTrial& trial) {
   return trial.bytes == args.bytes() && fits(*trial.candidates[trial.nextCandidate()], comm, args);
 }
 
 // Starts the class's trial over at this call's size (see kCallsBeforeTrialMoves); null when the
 // model prices fewer than two schedules close together there, which settles the class at once.
-ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, ScheduleTrial& trial) {
+ScheduleTrial* moveTrial(Team& comm, const CollectiveArgs& args, ScheduleTrial& trial) {
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), opKindName(args.kind), " of ", args.bytes(),
       " bytes: the last ", trial.callsPassedBy,
       " calls of its size class could not serve the trial at ", trial.bytes,
@@ -163,7 +159,7 @@ ScheduleTrial* moveTrial(Communicator& comm, const CollectiveArgs& args, Schedul
 }
 
 // Runs `schedule` on the call, in pieces of `pieceBytes` (0: HOOP_CHUNK_SIZE's).
-void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
+void runSchedule(Team& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
                  size_t pieceBytes) {
   args.pieceBytes = pieceBytes;
   comm.noteSchedule(args.kind, schedule.logName.data(), args.bytes(), args.pieceBytes);
@@ -179,7 +175,7 @@ void runSchedule(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry&
 }
 
 // runSchedule(), timed: its microseconds.
-double runTimed(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
+double runTimed(Team& comm, CollectiveArgs& args, const AlgorithmEntry& schedule,
                 size_t pieceBytes) {
   const Clock::time_point start = Clock::now();
   runSchedule(comm, args, schedule, pieceBytes);
@@ -189,7 +185,7 @@ double runTimed(Communicator& comm, CollectiveArgs& args, const AlgorithmEntry& 
 // One call of a trial: the next candidate, timed unless it opens its burst or its run in a row;
 // after the last timed round the ranks agree on the times and the confirmation starts, after the
 // last run they agree on its figures and the class settles.
-void runTrialCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial) {
+void runTrialCall(Team& comm, CollectiveArgs& args, ScheduleTrial& trial) {
   const size_t candidate = trial.nextCandidate();
   const AlgorithmEntry& schedule = *trial.candidates[candidate];
   const double us = runTimed(comm, args, schedule, pieceBytesFor(comm, args, schedule));
@@ -213,7 +209,7 @@ bool watches(const ScheduleTrial& trial, const CollectiveArgs& args, const Sched
 
 // One call of a watched class: counted, and timed when it is one of the last before a check;
 // after the check's call the ranks agree whether the class is timed again from the next call.
-void runWatchedCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& trial,
+void runWatchedCall(Team& comm, CollectiveArgs& args, ScheduleTrial& trial,
                     const ScheduleChoice& choice) {
   double us = 0;
   if (trial.nextWatchCallTimed()) {
@@ -227,7 +223,7 @@ void runWatchedCall(Communicator& comm, CollectiveArgs& args, ScheduleTrial& tri
 }
 
 // Runs the chosen schedule, through the class's watch when it has one.
-void runChosen(Communicator& comm, CollectiveArgs& args, const ScheduleChoice& choice,
+void runChosen(Team& comm, CollectiveArgs& args, const ScheduleChoice& choice,
                ScheduleTrial* watch) {
   if (watch != nullptr) {
     runWatchedCall(comm, args, *watch, choice);
@@ -238,24 +234,24 @@ void runChosen(Communicator& comm, CollectiveArgs& args, const ScheduleChoice& c
 
 }  // namespace
 
-ScheduleChoice chooseSchedule(const Communicator& comm, const CollectiveArgs& args) {
+ScheduleChoice chooseSchedule(const Team& comm, const CollectiveArgs& args) {
   return choose(comm, args, forcedFor(comm, args));
 }
 
-bool scheduleSettled(const Communicator& comm, const CollectiveArgs& args) {
+bool scheduleSettled(const Team& comm, const CollectiveArgs& args) {
   if (!trialsOn(comm) || forcedFor(comm, args) != nullptr) return true;
   const ScheduleTrial* trial = trialOf(comm, args);
   if (trial == nullptr) return rankByModel(comm, args).schedules.size() < 2;
   return trial->phase == ScheduleTrial::Phase::kSettled;
 }
 
-void runCollective(Communicator& comm, const CollectiveArgs& given) {
+void runCollective(Team& comm, const CollectiveArgs& given) {
   CollectiveArgs args = given;
   args.seq = comm.nextCollectiveSeq();
   comm.beginOperation(args.kind, args.seq, args.count, args.type, args.tag().call);
   // The choice depends only on the kind and size (the rest is fixed for the communicator), so
   // repeated calls of one size (a training loop) skip it once it is settled.
-  Communicator::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
+  Team::ScheduleMemo& memo = comm.scheduleMemo(args.kind);
   if (memo.schedule != nullptr && memo.bytes == args.bytes()) {
     const ScheduleChoice remembered{static_cast<const AlgorithmEntry*>(memo.schedule),
                                     memo.pieceBytes};

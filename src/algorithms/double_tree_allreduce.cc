@@ -57,7 +57,7 @@ void broadcastDown(Primitives& prims, const Half& half, size_t begin, size_t cou
 
 }  // namespace
 
-void doubleTreeAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void doubleTreeAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);

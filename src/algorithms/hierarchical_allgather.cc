@@ -8,11 +8,11 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/ring_phases.h"
-#include "core/communicator.h"
+#include "algorithms/team.h"
 
 namespace hoop {
 
-void hierarchicalAllGather(Communicator& comm, const CollectiveArgs& args) {
+void hierarchicalAllGather(Team& comm, const CollectiveArgs& args) {
   const Ring& local = comm.localRing();
   const Ring& cross = comm.crossRing();
   const size_t blockBytes = args.bytes();

@@ -13,7 +13,7 @@
 
 namespace hoop {
 
-void hierarchicalAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void hierarchicalAllReduce(Team& comm, const CollectiveArgs& args) {
   const Ring& local = comm.localRing();
   const Ring& cross = comm.crossRing();
   const size_t elementSize = dataTypeSize(args.type);

@@ -5,11 +5,11 @@
 // host-1) hops instead of the flat chain's ranks-1, at the same bandwidth.
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
-#include "core/communicator.h"
+#include "algorithms/team.h"
 
 namespace hoop {
 
-void hierarchicalBroadcast(Communicator& comm, const CollectiveArgs& args) {
+void hierarchicalBroadcast(Team& comm, const CollectiveArgs& args) {
   const Ring& local = comm.localRing();
   const size_t hosts = comm.crossRing().size();
   const size_t perHost = local.size();

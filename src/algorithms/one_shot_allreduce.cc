@@ -8,16 +8,17 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/rank_order_fold.h"
-#include "core/communicator.h"
+#include "algorithms/team.h"
+#include "transport/shm/shm_connection.h"
 
 namespace hoop {
 
-bool oneShotFits(const Communicator& comm, const CollectiveArgs& args) {
+bool oneShotFits(const Team& comm, const CollectiveArgs& args) {
   return comm.everyPeerOverShm() && static_cast<size_t>(comm.size()) <= kOneShotMaxRanks &&
          args.bytes() <= ShmLayout::kEagerBytes;
 }
 
-void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void oneShotAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const auto me = static_cast<size_t>(comm.rank());
   const ShmConnection::EagerCall call{args.tag(), args.type, args.op, args.count, args.bytes()};
@@ -57,7 +58,7 @@ void oneShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
       std::string who;
       for (size_t r = 0; r < n; ++r) {
         if (!received[r] || !sent[r]) {
-          who += (who.empty() ? "" : ", ") + comm.peer(static_cast<int>(r)).describe();
+          who += (who.empty() ? "" : ", ") + comm.describePeer(static_cast<int>(r));
         }
       }
       return who;

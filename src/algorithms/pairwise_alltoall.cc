@@ -9,7 +9,7 @@
 
 namespace hoop {
 
-void pairwiseAllToAll(Communicator& comm, const CollectiveArgs& args) {
+void pairwiseAllToAll(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t self = static_cast<size_t>(comm.rank());
   const size_t blockBytes = args.bytes();

@@ -46,7 +46,7 @@ void PowerOfTwoFold::foldOut(Primitives& prims, char* data, size_t count, size_t
   }
 }
 
-void foldedAllReduce(Communicator& comm, const CollectiveArgs& args,
+void foldedAllReduce(Team& comm, const CollectiveArgs& args,
                      FunctionRef<void(const FoldedRound&)> survivorsRun) {
   const size_t elementSize = dataTypeSize(args.type);
   auto* result = static_cast<char*>(args.recv);

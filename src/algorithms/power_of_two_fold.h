@@ -55,7 +55,7 @@ struct FoldedRound {
 
 // Runs such a schedule on any rank count: the input copied to the output, the extra ranks
 // folded in, `survivorsRun` on the survivors, the result handed back to the folded ranks.
-void foldedAllReduce(Communicator& comm, const CollectiveArgs& args,
+void foldedAllReduce(Team& comm, const CollectiveArgs& args,
                      FunctionRef<void(const FoldedRound&)> survivorsRun);
 
 }  // namespace hoop

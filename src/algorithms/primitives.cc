@@ -5,7 +5,7 @@
 
 namespace hoop {
 
-Primitives::Primitives(Communicator& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
+Primitives::Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
                        size_t scratchPieces)
     : comm_(comm),
       tag_(tag),
@@ -21,12 +21,12 @@ Primitives::Primitives(Communicator& comm, FrameTag tag, DataType type, RedOp op
 
 void Primitives::awaitRecv(Connection& c, uint64_t ticket, int from) {
   comm_.waitUntil([&] { return c.recvsCompleted() > ticket; },
-                  [&] { return str("data from ", comm_.peer(from).describe()); });
+                  [&] { return str("data from ", comm_.describePeer(from)); });
 }
 
 void Primitives::awaitSend(Connection& c, uint64_t ticket, int to) {
   comm_.waitUntil([&] { return c.sendsCompleted() > ticket; },
-                  [&] { return str(comm_.peer(to).describe(), " to take data"); });
+                  [&] { return str(comm_.describePeer(to), " to take data"); });
 }
 
 void Primitives::send(int to, const void* data, size_t bytes) {
@@ -59,7 +59,7 @@ void Primitives::withReceived(int from, size_t bytes, Use use) {
   if (ShmConnection* shm = comm_.shmConnection(from); shm != nullptr && shm->canPeek(bytes)) {
     const void* received = nullptr;
     comm_.waitUntil([&] { return (received = shm->peekRecv(bytes, tag_)) != nullptr; },
-                    [&] { return str("data from ", comm_.peer(from).describe()); });
+                    [&] { return str("data from ", comm_.describePeer(from)); });
     use(received);
     shm->releasePeeked();
     return;

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "algorithms/collective.h"
-#include "core/communicator.h"
+#include "algorithms/team.h"
+#include "base/error.h"
 #include "device/cpu/reduce.h"
 #include "transport/connection.h"
+#include "transport/shm/shm_connection.h"
 
 namespace hoop {
 
@@ -19,7 +21,7 @@ class Primitives {
  public:
   // `scratchPieces` send-side scratch slots of `pieceBytes` each, for intermediate results that
   // have no home in the user's buffers (reduce-scatter, reduce).
-  Primitives(Communicator& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
+  Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
              size_t scratchPieces = 0);
 
   void send(int to, const void* data, size_t bytes);
@@ -80,7 +82,7 @@ class Primitives {
   // data = (lower rank's data) op (higher rank's data), `received` coming from `peer`.
   void combineInRankOrder(int peer, void* data, const void* received, size_t count);
 
-  Communicator& comm_;
+  Team& comm_;
   FrameTag tag_;
   DataType type_;
   RedOp op_;
@@ -99,14 +101,14 @@ class Primitives {
 
 // How many elements a schedule moves per piece: the tuner's piece size for the call, else
 // HOOP_CHUNK_SIZE, in whole elements, at least one.
-inline size_t pieceElementsFor(const Communicator& comm, const CollectiveArgs& args) {
-  const size_t bytes = args.pieceBytes != 0 ? args.pieceBytes : comm.config().chunkBytes;
+inline size_t pieceElementsFor(const Team& comm, const CollectiveArgs& args) {
+  const size_t bytes = args.pieceBytes != 0 ? args.pieceBytes : comm.chunkBytes();
   return std::max<size_t>(1, bytes / dataTypeSize(args.type));
 }
 
 // A broadcast's first step at its root: the input becomes the output the pieces go out from.
 // Count 0 may come with NULL buffers, and mem* on NULL is undefined even for 0 bytes.
-inline void rootInputToOutput(const Communicator& comm, const CollectiveArgs& args) {
+inline void rootInputToOutput(const Team& comm, const CollectiveArgs& args) {
   if (comm.rank() == args.root && args.send != args.recv && args.bytes() > 0) {
     std::memmove(args.recv, args.send, args.bytes());
   }

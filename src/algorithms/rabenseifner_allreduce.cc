@@ -96,7 +96,7 @@ void allGatherByDoubling(const FoldedRound& round, const Blocks& blocks, size_t 
 
 }  // namespace
 
-void rabenseifnerAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void rabenseifnerAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   foldedAllReduce(comm, args, [&](const FoldedRound& round) {
     const Blocks blocks{EvenSplit{args.count, round.fold.survivors()}, elementSize, round.result};

@@ -12,7 +12,7 @@
 
 namespace hoop {
 
-void recursiveDoublingAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void recursiveDoublingAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   foldedAllReduce(comm, args, [&](const FoldedRound& round) {
     const PowerOfTwoFold& fold = round.fold;

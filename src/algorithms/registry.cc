@@ -1,11 +1,11 @@
 #include "algorithms/registry.h"
 
-#include "core/communicator.h"
+#include "algorithms/team.h"
 #include "transport/shm/shm_layout.h"
 
 namespace hoop {
 
-bool hierarchyFits(const Communicator& comm, const CollectiveArgs& /*args*/) {
+bool hierarchyFits(const Team& comm, const CollectiveArgs& /*args*/) {
   return comm.hostCount() > 1 && comm.localRing().size() > 1;
 }
 

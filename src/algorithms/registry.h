@@ -14,10 +14,10 @@ struct AlgorithmEntry {
   OpKind kind;
   std::string_view name;     // as HOOP_ALGO spells it: "ring"
   std::string_view logName;  // as the INFO log and hoop-perf print it: "pipelined chain"
-  void (*run)(Communicator&, const CollectiveArgs&);
+  void (*run)(Team&, const CollectiveArgs&);
   // Whether it can serve this call on this communicator (the same answer on every rank);
   // nullptr: every call.
-  bool (*fits)(const Communicator&, const CollectiveArgs&);
+  bool (*fits)(const Team&, const CollectiveArgs&);
   // The calls `fits` accepts, in words, for the warning when a forced rule names it for others.
   std::string_view servesOnly = {};
 };
@@ -26,6 +26,6 @@ std::span<const AlgorithmEntry> algorithmRegistry();
 // nullptr when `kind` has no schedule called `name`.
 const AlgorithmEntry* findAlgorithm(OpKind kind, std::string_view name);
 // Whether the hierarchy fits: several hosts with the same number (two or more) of ranks each.
-bool hierarchyFits(const Communicator& comm, const CollectiveArgs& args);
+bool hierarchyFits(const Team& comm, const CollectiveArgs& args);
 
 }  // namespace hoop

@@ -25,7 +25,7 @@ void ringAllGatherBlocks(Primitives& prims, const Ring& ring, FunctionRef<char*(
   }
 }
 
-void ringAllGather(Communicator& comm, const CollectiveArgs& args) {
+void ringAllGather(Team& comm, const CollectiveArgs& args) {
   const size_t blockBytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   const Ring& ring = comm.ring();

@@ -56,7 +56,7 @@ void ringAllReduceOver(Primitives& prims, const Ring& ring, const char* input, c
   }
 }
 
-void ringAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void ringAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);

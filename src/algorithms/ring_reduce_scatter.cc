@@ -6,7 +6,7 @@
 
 namespace hoop {
 
-void ringReduceScatter(Communicator& comm, const CollectiveArgs& args) {
+void ringReduceScatter(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const size_t blockBytes = args.bytes();

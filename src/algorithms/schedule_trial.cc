@@ -10,18 +10,17 @@
 
 #include "algorithms/primitives.h"
 #include "algorithms/registry.h"
+#include "algorithms/team.h"
 #include "algorithms/tuner.h"
 #include "base/logging.h"
 #include "base/median.h"
-#include "core/communicator.h"
 
 namespace hoop {
 namespace {
 
 // The largest of each value over all ranks, on every rank: each rank passes what it has seen so
 // far to its ring successor, n - 1 times (a maximum does not mind seeing a value twice).
-std::vector<double> slowestOfEachRank(Communicator& comm, const FrameTag& tag,
-                                      std::vector<double> values) {
+std::vector<double> slowestOfEachRank(Team& comm, const FrameTag& tag, std::vector<double> values) {
   Primitives prims(comm, tag, DataType::kInt8, RedOp::kSum, 0);
   const Ring& ring = comm.ring();
   const size_t bytes = values.size() * sizeof(double);
@@ -230,7 +229,7 @@ void ScheduleTrial::startOver() {
   watchInterval = interval;
 }
 
-void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+void endTimedRounds(Team& comm, const FrameTag& tag, ScheduleTrial& trial) {
   trial.takeTimedRounds(slowestOfEachRank(comm, tag, trial.fastestRoundsUs()));
   std::string confirming;
   for (const size_t c : std::span(trial.confirmOrder).first(trial.confirmCount)) {
@@ -245,7 +244,7 @@ void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& tria
       " interleaved runs in a row of each (calls a run): ", confirming);
 }
 
-void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+void endConfirmation(Team& comm, const FrameTag& tag, ScheduleTrial& trial) {
   trial.takeConfirmations(slowestOfEachRank(comm, tag, trial.medianRunsUs()));
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(), className(tag.kind, trial.bytes),
       " settled on ", trial.winner->logName, " (at ", trial.bytes,
@@ -254,7 +253,7 @@ void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& tri
       "timed round)");
 }
 
-bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial) {
+bool endWatch(Team& comm, const FrameTag& tag, ScheduleTrial& trial) {
   const double watchedUs = slowestOfEachRank(comm, tag, {trial.watchedUs()}).front();
   const double settledUs = trial.settledUs();
   trial.watchCallsDone = 0;

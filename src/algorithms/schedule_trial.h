@@ -56,7 +56,7 @@ namespace hoop {
 
 struct AlgorithmEntry;
 struct CallShape;
-class Communicator;
+class Team;
 struct CostModel;
 
 // Candidates of quick calls: up to six schedules within 3x of the model's fastest. The model's
@@ -326,15 +326,15 @@ struct ScheduleTrial {
 // After a trial's last timed call, on every rank: agrees on the slowest rank's figure of each
 // candidate (once around the ring, in frames of the call's own `tag`), starts confirming those
 // within reach in a row, and logs the times and which at INFO.
-void endTimedRounds(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+void endTimedRounds(Team& comm, const FrameTag& tag, ScheduleTrial& trial);
 // After the last run in a row, on every rank: agrees on the slowest rank's figure of each
 // candidate confirmed, settles the class, and logs the figures and the winner at INFO.
-void endConfirmation(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+void endConfirmation(Team& comm, const FrameTag& tag, ScheduleTrial& trial);
 
 // After a watched class's check call, on every rank: agrees on the slowest rank's figure of the
 // watched calls and, where it drifted from the settled one, logs both at INFO and starts the class
 // over (true); else the count starts again.
-bool endWatch(Communicator& comm, const FrameTag& tag, ScheduleTrial& trial);
+bool endWatch(Team& comm, const FrameTag& tag, ScheduleTrial& trial);
 
 // Every kind and size class a communicator has called, created on first use.
 class ScheduleTrials {

@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "algorithms/collective.h"
+#include "algorithms/team.h"
 #include "base/error.h"
-#include "core/communicator.h"
 
 namespace hoop {
 
-void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
+void runP2pGroup(Team& comm, const std::vector<P2pOp>& ops) {
   const int self = comm.rank();
   std::vector<int> peers;
   for (const P2pOp& op : ops) {
@@ -23,7 +23,7 @@ void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
   // Sends to self are matched to receives from self in call order, as copies.
   std::vector<const P2pOp*> selfSends;
   std::vector<const P2pOp*> selfRecvs;
-  const size_t pieceBytes = comm.config().chunkBytes;
+  const size_t pieceBytes = comm.chunkBytes();
   struct Waiting {
     Connection* connection;
     uint64_t lastTicket;
@@ -53,7 +53,7 @@ void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
               return (op.isSend ? c.sendsPosted() - c.sendsCompleted()
                                 : c.recvsPosted() - c.recvsCompleted()) < c.maxInFlight();
             },
-            [&] { return comm.peer(op.peer).describe(); });
+            [&] { return comm.describePeer(op.peer); });
       }
       ticket =
           op.isSend ? c.postSend(data + offset, piece, tag) : c.postRecv(data + offset, piece, tag);
@@ -82,7 +82,7 @@ void runP2pGroup(Communicator& comm, const std::vector<P2pOp>& ops) {
                           : w.connection->recvsCompleted() > w.lastTicket;
         },
         [&] {
-          return str(w.isSend ? "" : "data from ", comm.peer(w.peer).describe(),
+          return str(w.isSend ? "" : "data from ", comm.describePeer(w.peer),
                      w.isSend ? " to receive" : "");
         });
   }

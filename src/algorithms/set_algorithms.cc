@@ -9,14 +9,14 @@
 
 #include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
+#include "algorithms/team.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/logging.h"
-#include "core/communicator.h"
 
 namespace hoop {
 
-void setAlgorithms(Communicator& comm, AlgoOverrides rules) {
+void setAlgorithms(Team& comm, AlgoOverrides rules) {
   const uint32_t seq = comm.nextCollectiveSeq();
   comm.beginOperation(OpKind::kSetAlgorithms, seq);
   // Every rank's digest of its text, by rank: the ring allgather, under this call's own tag.

@@ -10,7 +10,7 @@
 
 namespace hoop {
 
-void treeBroadcast(Communicator& comm, const CollectiveArgs& args) {
+void treeBroadcast(Team& comm, const CollectiveArgs& args) {
   const size_t bytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   rootInputToOutput(comm, args);

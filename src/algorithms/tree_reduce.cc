@@ -13,7 +13,7 @@
 
 namespace hoop {
 
-void treeReduce(Communicator& comm, const CollectiveArgs& args) {
+void treeReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);

@@ -8,9 +8,9 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/schedule_trial.h"
+#include "algorithms/team.h"
 #include "base/env.h"
 #include "base/error.h"
-#include "core/communicator.h"
 
 namespace hoop {
 namespace {
@@ -62,7 +62,7 @@ CostModel CostModel::fromEnvironment() {
   return model;
 }
 
-CallShape callShape(const Communicator& comm, const CollectiveArgs& args) {
+CallShape callShape(const Team& comm, const CollectiveArgs& args) {
   CallShape shape;
   const bool perRank = args.kind == OpKind::kAllGather;
   shape.bytes = args.bytes() * (perRank ? static_cast<size_t>(comm.size()) : 1);
@@ -70,7 +70,7 @@ CallShape callShape(const Communicator& comm, const CollectiveArgs& args) {
   shape.hosts = static_cast<size_t>(comm.hostCount());
   shape.ranksPerHost = comm.localRing().size();
   shape.sharedMemory = comm.everyPeerOverShm();
-  shape.pieceLimit = comm.config().chunkBytes;
+  shape.pieceLimit = comm.chunkBytes();
   shape.ranksPerCpu = comm.ranksPerCpu();
   shape.level2BytesPerCpu = comm.level2BytesPerCpu();
   return shape;

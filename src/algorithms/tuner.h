@@ -20,7 +20,7 @@
 
 namespace hoop {
 
-class Communicator;
+class Team;
 struct CollectiveArgs;
 
 struct LinkCost {
@@ -64,7 +64,7 @@ struct CallShape {
   size_t pieceLimit = size_t{512} << 10;
   // The most ranks per CPU on any host (below 1: every host has CPUs to spare; 0.25 for 4
   // unbound ranks on 16 CPUs), and the level-2 cache per CPU (0: unknown, kAssumedLevel2Bytes
-  // stands in). Both agreed by every rank (Communicator::ranksPerCpu).
+  // stands in). Both agreed by every rank (Team::ranksPerCpu).
   double ranksPerCpu = 1;
   size_t level2BytesPerCpu = 0;
 };
@@ -108,6 +108,6 @@ size_t treeAllReducePieceBytes(const CallShape& shape);
 // RESULTS.md, ninth pass). Over TCP the chunk size, where it is priced whole.
 size_t twoShotSliceBytes(const CallShape& shape);
 
-CallShape callShape(const Communicator& comm, const CollectiveArgs& args);
+CallShape callShape(const Team& comm, const CollectiveArgs& args);
 
 }  // namespace hoop

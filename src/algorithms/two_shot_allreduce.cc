@@ -18,7 +18,7 @@
 
 namespace hoop {
 
-void twoShotAllReduce(Communicator& comm, const CollectiveArgs& args) {
+void twoShotAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t n = static_cast<size_t>(comm.size());
   const size_t elementSize = dataTypeSize(args.type);
   const auto* input = static_cast<const char*>(args.send);

@@ -23,17 +23,6 @@ std::string PeerInfo::describe() const {
   return str("rank ", rank, " (host ", hostName, ", pid ", pid, ")");
 }
 
-uint64_t localHostId() {
-  std::string identity = localHostName();
-  if (std::getenv("HOOP_HOSTNAME") == nullptr) {
-    std::ifstream bootId("/proc/sys/kernel/random/boot_id");
-    std::string line;
-    std::getline(bootId, line);
-    identity += "/" + line;
-  }
-  return fnv1a(identity);
-}
-
 hoopUniqueId BootstrapId::encode() const {
   WireWriter out;
   out.u32(kBootstrapIdMagic);

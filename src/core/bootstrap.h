@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/host_identity.h"
 #include "base/secret.h"
 #include "core/agreed_settings.h"
 #include "hoop/hoop.h"
@@ -49,9 +50,6 @@ struct PeerInfo {
   // "rank 3 (host b, pid 912)": how messages name a peer.
   std::string describe() const;
 };
-
-// hostname + boot id (HOOP_HOSTNAME replaces both, to simulate hosts in tests).
-uint64_t localHostId();
 
 class RootService {
  public:

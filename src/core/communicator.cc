@@ -73,6 +73,7 @@ std::unique_ptr<Communicator> Communicator::create(
   };
   comm->peers_ =
       rendezvous(id, nranks, rank, describeSelf, deadline, [&] { return comm->abortRequested(); });
+  comm->size_ = static_cast<int>(comm->peers_.size());
   root.reset();  // the rendezvous answered everyone; its thread has ended or ends now
   // Every rank holds the same table, so a difference fails every rank here, before any connects.
   checkSettingsAgree(comm->peers_, rank, comm->config_, comm->transportPolicy_);
@@ -199,41 +200,6 @@ void Communicator::adaptToCores() {
     config_.shm.spreadBytes =
         shareCores ? 0 : config_.shm.slotBytes / static_cast<size_t>(localSize_ - 1);
   }
-}
-
-namespace {
-
-// Whether (kind, schedule) is new to `seen`, which then holds it: what the notes below log once.
-bool firstTime(std::vector<std::pair<OpKind, const char*>>& seen, OpKind kind,
-               const char* schedule) {
-  const auto entry = std::make_pair(kind, schedule);
-  if (std::find(seen.begin(), seen.end(), entry) != seen.end()) return false;
-  seen.push_back(entry);
-  return true;
-}
-
-}  // namespace
-
-void Communicator::noteSchedule(OpKind kind, const char* schedule, size_t bytes,
-                                size_t pieceBytes) {
-  if (!firstTime(announcedSchedules_, kind, schedule)) return;
-  log(LogLevel::kInfo, LogSubsys::kColl, rank_, opKindName(kind), " uses ", schedule, " (first at ",
-      bytes, " bytes, ", size(), " ranks on ", hostCount_, " host(s)",
-      pieceBytes != 0 ? str(", pieces of ", pieceBytes, " bytes") : std::string(), ")");
-}
-
-void Communicator::noteForcedScheduleUnfit(OpKind kind, const char* schedule, size_t bytes,
-                                           std::string_view servesOnly) {
-  if (!firstTime(unfitForcedSchedules_, kind, schedule)) return;
-  log(LogLevel::kWarn, LogSubsys::kColl, rank_, "the forced rules \"", config_.algorithms.text(),
-      "\" name ", schedule, " for ", opKindName(kind), " of ", bytes,
-      " bytes, which it cannot serve: it serves only ", servesOnly,
-      ". hoop's own choice runs such calls (said once per schedule)");
-}
-
-ScheduleTrials& Communicator::scheduleTrials() {
-  if (scheduleTrials_ == nullptr) scheduleTrials_ = std::make_unique<ScheduleTrials>();
-  return *scheduleTrials_;
 }
 
 char* Communicator::scratch(size_t bytes) {

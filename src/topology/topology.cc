@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/env.h"
+#include "base/host_identity.h"
 #include "base/logging.h"
 #include "topology/hwloc_handle.h"
 #include "topology/hwloc_reader.h"
