@@ -34,7 +34,7 @@ if(HOOP_HAVE_CUDA)
                  "${CMAKE_CUDA_COMPILER_VERSION}")
 endif()
 
-# Called from src/CMakeLists.txt once hoop_objects, hoop and hoop_internal exist. The kernels
+# Called from src/CMakeLists.txt once the layers, hoop and hoop_internal exist. The kernels
 # (src/device/cuda/*.cu) are their own object library: nvcc gets none of the host-only warning
 # flags, and the objects join both the shared and the static library. The host .cc files of the
 # CUDA folders test HOOP_HAVE_CUDA and may include <cuda_runtime.h>: the definition and the
@@ -81,4 +81,16 @@ function(hoop_add_cuda_objects)
   target_link_options(hoop PRIVATE "LINKER:--exclude-libs,ALL")
   target_sources(hoop_internal PRIVATE $<TARGET_OBJECTS:hoop_cuda_objects>)
   target_link_libraries(hoop_internal PRIVATE CUDA::cudart_static)
+  # The layer links (src/CMakeLists.txt): the kernels belong to the device layer, and the CUDA
+  # host files of the transport layer (cuda_ipc) call the runtime.
+  set(kernels_below FALSE)
+  foreach(layer IN LISTS HOOP_LAYERS)
+    if(layer STREQUAL "device")
+      set(kernels_below TRUE)
+    endif()
+    if(kernels_below)
+      target_sources(hoop_layer_link_${layer} PRIVATE $<TARGET_OBJECTS:hoop_cuda_objects>)
+    endif()
+    target_link_libraries(hoop_layer_link_${layer} PRIVATE CUDA::cudart_static)
+  endforeach()
 endfunction()

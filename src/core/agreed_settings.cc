@@ -8,7 +8,7 @@
 #include "base/hash.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
-#include "topology/transport_choice.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 namespace {
@@ -20,13 +20,12 @@ std::string link(bool fromEnv, const LinkCost& cost) {
   return fromEnv ? str(cost.alphaUs, ",", cost.bytesPerUs / 1e3) : "measured";
 }
 
-// The transports a policy allows, by name: "shm,tcp,rdma" for any spelling of the same choice.
+// The transports a policy allows, by name: "shm,rdma,tcp" for any spelling of the same choice.
 std::string allowed(const TransportPolicy& transports) {
   std::string names;
-  for (const TransportKind kind :
-       {TransportKind::kShm, TransportKind::kTcp, TransportKind::kRdma}) {
-    if (!transports.allows(kind)) continue;
-    names += str(names.empty() ? "" : ",", transportName(kind));
+  for (const Transport* transport : TransportRegistry::global().all()) {
+    if (!transports.allows(transport->name())) continue;
+    names += str(names.empty() ? "" : ",", transport->name());
   }
   return names;
 }

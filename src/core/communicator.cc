@@ -93,14 +93,25 @@ std::unique_ptr<Communicator> Communicator::create(
   options.tuning = comm->config_.dataSocketTuning();
   std::vector<TcpPeer> tcpPeers;
   for (const PeerInfo& p : comm->peers_) tcpPeers.push_back({p.listenAddress, p.describe()});
-  comm->tcp_ = std::make_unique<TcpTransport>(options, std::move(listener), std::move(tcpPeers));
+  comm->control_ = std::make_unique<ControlPlane>(ControlOptions{rank, id.secret, id.jobTag},
+                                                  std::move(listener), tcpPeers);
+  ControlPlane& control = *comm->control_;
+  comm->tcp_ = std::make_unique<TcpTransport>(
+      options, std::move(tcpPeers),
+      [&control](std::chrono::milliseconds wait) { control.serviceListenerFor(wait); });
+  TcpTransport& links = *comm->tcp_;
+  control.setLinkReceiver([&links](HandshakeAcceptor::Arrival& arrival) { links.admit(arrival); });
   comm->connections_.assign(nranks, nullptr);
-  comm->watch_.attach({rank, &comm->peers_, comm->tcp_.get(), &comm->connections_, &comm->abort_,
-                       comm->config_.opTimeout});
-  comm->everyPeerOverShm_ =
-      comm->hostCount_ == 1 && nranks > 1 && comm->transportPolicy_.allows(TransportKind::kShm);
-  comm->tcpConnections_.resize(nranks);
-  comm->shmConnections_.resize(nranks);
+  comm->watch_.attach({rank, &comm->peers_, comm->control_.get(), &comm->connections_,
+                       &comm->abort_, comm->config_.opTimeout});
+  comm->everyPeerOverShm_ = nranks > 1;
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) continue;
+    comm->everyPeerOverShm_ &=
+        chooseTransport(comm->transportPolicy_, comm->pairWith(peer)).sharesMemory();
+  }
+  comm->setupLinks_.resize(nranks);
+  comm->dataConnections_.resize(nranks);
   comm->sendSeq_.assign(nranks, 0);
   comm->recvSeq_.assign(nranks, 0);
 

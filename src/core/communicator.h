@@ -19,13 +19,14 @@
 #include "base/types.h"
 #include "core/bootstrap.h"
 #include "core/config.h"
+#include "core/control_plane.h"
 #include "core/failure_watch.h"
 #include "core/rank_status.h"
-#include "topology/transport_choice.h"
 #include "transport/connection.h"
 #include "transport/shm/futex.h"
 #include "transport/shm/shm_connection.h"
 #include "transport/tcp/tcp_transport.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 
@@ -121,8 +122,10 @@ class Communicator final : public Team {
   void progressAll(bool& moved);
   // Loads every busy shm connection's futex word (wordSnapshot_) for a following sleep.
   void snapshotWaitWords();
-  // Builds the shared-memory connection to `peer` over its TCP connection.
-  void setUpShm(int peer);
+  // The pair of this rank and `peer`, as transports see it.
+  PeerPair pairWith(int peer) const;
+  // Builds the data connection to `peer` with `transport`, over the pair's TCP link.
+  void connectWith(Transport& transport, int peer);
   // Sleeps until a connection may move (socket ready, futex word changed), the abort, or
   // `timeoutMs`.
   void sleepUntilActivity(int timeoutMs);
@@ -130,15 +133,18 @@ class Communicator final : public Team {
   Config config_;
   std::vector<PeerInfo> peers_;
   // Status queries, failure notices, mismatches seen in unclaimed messages, the hang report.
-  // Declared before tcp_, which calls into it from the listener, so that it outlives tcp_.
+  // Declared before control_, which calls into it from the listener, so that it outlives it.
   FailureWatch watch_;
+  // This rank's listener: queries, notices and the arrival of the pairs' TCP links.
+  std::unique_ptr<ControlPlane> control_;
+  // The pairs' TCP links, which every pair has (they carry the setup of other transports).
   std::unique_ptr<TcpTransport> tcp_;
   TransportPolicy transportPolicy_;
-  // By peer rank, null until used: the TCP connection (for shm peers only their setup channel)
-  // and the shared-memory one where the peer is on this host.
-  std::vector<std::unique_ptr<Connection>> tcpConnections_;
-  std::vector<std::unique_ptr<ShmConnection>> shmConnections_;
-  std::vector<Connection*> connections_;  // the one that carries data, by peer rank
+  // By peer rank, null until used: the pair's TCP link while it only carried the setup of
+  // another transport (kept open, idle), and the connection that carries the data.
+  std::vector<std::unique_ptr<Connection>> setupLinks_;
+  std::vector<std::unique_ptr<Connection>> dataConnections_;
+  std::vector<Connection*> connections_;  // dataConnections_, as the failure watch reads them
   std::vector<Connection*> active_;       // every connection that exists, for progress
   bool connectedToEveryone_ = false;
   // Shared-memory connections' futex words as seen before the last progress pass.

@@ -1,11 +1,10 @@
-// Communicator: reaching peers. Connections are made on first use (ring neighbours at init),
-// TCP to every peer first, then shared memory set up over that TCP connection where the policy
-// and the hosts allow it.
+// Communicator: reaching peers. Connections are made on first use (ring neighbours at init). Every
+// pair gets a TCP link first; then the transport the registry chooses for the pair builds the
+// data connection over it (shm within a host, tcp, which carries the data on the link itself).
 #include <algorithm>
 
 #include "base/logging.h"
 #include "core/communicator.h"
-#include "transport/shm/shm_setup.h"
 
 namespace hoop {
 
@@ -15,71 +14,67 @@ Connection& Communicator::connection(int peer) {
 }
 
 ShmConnection* Communicator::shmConnection(int peer) {
-  connection(peer);
-  return shmConnections_[peer].get();
+  return dynamic_cast<ShmConnection*>(&connection(peer));
 }
 
 namespace {
 
-// The shm setup's blocking exchange, carried by the pair's TCP connection and driven by the
-// communicator's wait loop (so it honours the deadline and hoopCommAbort).
-class TcpSetupChannel : public SetupChannel {
+// A transport's setup exchange, carried by the pair's TCP link and driven by the communicator's
+// wait loop (so it honours the deadline and hoopCommAbort).
+class LinkSetupChannel : public SetupChannel {
  public:
-  TcpSetupChannel(Communicator& comm, Connection& tcp, int peer)
-      : comm_(comm), tcp_(tcp), peer_(peer) {}
+  LinkSetupChannel(Communicator& comm, Connection& link, int peer)
+      : comm_(comm), link_(link), peer_(peer) {}
 
   void send(const void* data, size_t bytes) override {
-    uint64_t ticket = tcp_.postSend(data, bytes, kTag);
-    comm_.waitUntil([&] { return tcp_.sendsCompleted() > ticket; }, [&] { return who(); });
+    uint64_t ticket = link_.postSend(data, bytes, kTag);
+    comm_.waitUntil([&] { return link_.sendsCompleted() > ticket; }, [&] { return who(); });
   }
   void recv(void* data, size_t bytes) override {
-    uint64_t ticket = tcp_.postRecv(data, bytes, kTag);
-    comm_.waitUntil([&] { return tcp_.recvsCompleted() > ticket; }, [&] { return who(); });
+    uint64_t ticket = link_.postRecv(data, bytes, kTag);
+    comm_.waitUntil([&] { return link_.recvsCompleted() > ticket; }, [&] { return who(); });
   }
 
  private:
   static constexpr FrameTag kTag{OpKind::kSetup, 0};
-  std::string who() const { return comm_.peer(peer_).describe() + " to set up shared memory"; }
+  std::string who() const { return comm_.peer(peer_).describe() + " to set up a connection"; }
 
   Communicator& comm_;
-  Connection& tcp_;
+  Connection& link_;
   int peer_;
 };
 
 }  // namespace
 
+PeerPair Communicator::pairWith(int peer) const {
+  return {rank_, peer, peers_[peer].hostId == peers_[rank_].hostId, peers_[peer].describe()};
+}
+
 void Communicator::connectAll(const std::vector<int>& peers) {
   auto aborted = [this] { return abortRequested(); };
-  std::vector<int> shmPeers;
-  // TCP first, to every peer: it carries the data across hosts and the shm setup within one.
-  // Connecting never blocks on the peer (its listen backlog takes us), so do those first; then
-  // the accepts, which wait for peers that are doing the same.
+  std::vector<std::pair<Transport*, int>> pending;
+  // The TCP links first, to every peer. Connecting never blocks on the peer (its listen backlog
+  // takes us), so do those first; then the accepts, which wait for peers doing the same.
   for (int pass = 0; pass < 2; ++pass) {
     for (int peer : peers) {
-      if (peer == rank_ || connections_[peer] != nullptr || tcpConnections_[peer]) continue;
-      bool weConnect = rank_ < peer;
+      if (peer == rank_ || connections_[peer] != nullptr || setupLinks_[peer]) continue;
+      const bool weConnect = rank_ < peer;
       if (weConnect != (pass == 0)) continue;
-      const bool sameHost = peers_[peer].hostId == peers_[rank_].hostId;
-      const TransportKind kind =
-          chooseTransport(transportPolicy_, sameHost, peers_[peer].describe());
-      tcpConnections_[peer] =
-          tcp_->establish(peer, deadline(), aborted, /*announce=*/kind == TransportKind::kTcp);
-      active_.push_back(tcpConnections_[peer].get());
-      if (kind == TransportKind::kShm) {
-        shmPeers.push_back(peer);
-      } else {
-        connections_[peer] = tcpConnections_[peer].get();
-      }
+      Transport& transport = chooseTransport(transportPolicy_, pairWith(peer));
+      setupLinks_[peer] = tcp_->establish(peer, deadline(), aborted,
+                                          /*announce=*/transport.carriesDataOnLink());
+      active_.push_back(setupLinks_[peer].get());
+      pending.emplace_back(&transport, peer);
     }
   }
-  // Each shm setup is a blocking exchange between two ranks. Taking pairs in one global order
-  // (by lower rank, then higher) means no rank can wait on a peer that waits on a third rank
-  // that waits on the first.
-  std::sort(shmPeers.begin(), shmPeers.end(), [this](int a, int b) {
-    return std::make_pair(std::min(rank_, a), std::max(rank_, a)) <
-           std::make_pair(std::min(rank_, b), std::max(rank_, b));
+  // A transport's setup may be a blocking exchange between the two ranks. Taking pairs in one
+  // global order (by lower rank, then higher) means no rank can wait on a peer that waits on a
+  // third rank that waits on the first.
+  std::sort(pending.begin(), pending.end(), [this](const auto& a, const auto& b) {
+    return std::make_pair(std::min(rank_, a.second), std::max(rank_, a.second)) <
+           std::make_pair(std::min(rank_, b.second), std::max(rank_, b.second));
   });
-  for (int peer : shmPeers) setUpShm(peer);
+  for (const auto& [transport, peer] : pending) connectWith(*transport, peer);
 }
 
 void Communicator::connectEveryone() {
@@ -90,23 +85,21 @@ void Communicator::connectEveryone() {
   connectedToEveryone_ = true;
 }
 
-void Communicator::setUpShm(int peer) {
-  TcpSetupChannel channel(*this, *tcpConnections_[peer], peer);
-  auto shm = connectShm(rank_, peer, peers_[peer].describe(), channel, config_.shm);
-  // Same shape as the tcp lines ("connected to X at WHERE over T"), so logs read alike.
-  const char* path = shm->sendsViaCma() ? "single-copy reads for large messages" : "slot copies";
-  if (rank_ < peer) {
-    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "connected to ", peers_[peer].describe(), " at ",
-        shm->segmentName(), " over shm (", path, ")");
-  } else {
-    log(LogLevel::kInfo, LogSubsys::kNet, rank_, "accepted ", peers_[peer].describe(),
-        " over shm (", path, ")");
+void Communicator::connectWith(Transport& transport, int peer) {
+  Connection* link = setupLinks_[peer].get();
+  LinkSetupChannel channel(*this, *link, peer);
+  const TransportSettings settings{config_.shm};
+  std::unique_ptr<Connection> data =
+      transport.connect(pairWith(peer), setupLinks_[peer], channel, settings);
+  log(LogLevel::kTrace, LogSubsys::kNet, rank_, "data to ", peers_[peer].describe(), " over ",
+      transport.name(), " (HOOP_TRANSPORT='", transportPolicy_.text(), "')");
+  if (setupLinks_[peer] != nullptr) {
+    // The link only carried the setup: stop polling it (it stays open, idle).
+    std::erase(active_, link);
+    active_.push_back(data.get());
   }
-  connections_[peer] = shm.get();
-  // The TCP connection only carried the setup: stop polling it (it stays open, idle).
-  std::erase(active_, tcpConnections_[peer].get());
-  active_.push_back(shm.get());
-  shmConnections_[peer] = std::move(shm);
+  connections_[peer] = data.get();
+  dataConnections_[peer] = std::move(data);
 }
 
 }  // namespace hoop

@@ -7,9 +7,9 @@ namespace hoop {
 
 void FailureWatch::attach(const Parts& parts) {
   parts_ = parts;
-  const uint64_t jobTag = parts_.tcp->options().jobTag;
-  parts_.tcp->setStatusResponder([this, jobTag] { return encodeRankStatus(status(), jobTag); });
-  parts_.tcp->setNoticeReceiver(
+  const uint64_t jobTag = parts_.control->jobTag();
+  parts_.control->setStatusResponder([this, jobTag] { return encodeRankStatus(status(), jobTag); });
+  parts_.control->setNoticeReceiver(
       [this](int fromRank, const std::vector<uint8_t>& bytes) { keepNotice(fromRank, bytes); });
 }
 
@@ -27,7 +27,7 @@ void FailureWatch::check(Clock::time_point now, FunctionRef<std::string()> waiti
   nextCheck_ = now + kStatusCheckInterval;
   waitingFor_ = &waitingFor;
   try {
-    parts_.tcp->serviceListener();
+    parts_.control->serviceListener();
   } catch (...) {
     waitingFor_ = nullptr;
     throw;
@@ -60,8 +60,7 @@ void FailureWatch::failIfAPeerCalledSomethingElse() const {
 void FailureWatch::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {
   FailureNotice notice;
   try {
-    notice =
-        decodeFailureNotice(bytes, static_cast<uint32_t>(fromRank), parts_.tcp->options().jobTag);
+    notice = decodeFailureNotice(bytes, static_cast<uint32_t>(fromRank), parts_.control->jobTag());
   } catch (const Error& e) {
     log(LogLevel::kWarn, LogSubsys::kNet, parts_.rank, "ignored a failure notice from ",
         describePeer(fromRank), ": ", e.what());
@@ -73,7 +72,7 @@ void FailureWatch::keepNotice(int fromRank, const std::vector<uint8_t>& bytes) {
 }
 
 std::optional<Error> FailureWatch::failureNoticed() {
-  parts_.tcp->serviceListener();
+  parts_.control->serviceListener();
   if (!notice_) return std::nullopt;
   return noticeError("", str("the job failed after ", operation_.describe()));
 }
@@ -98,7 +97,7 @@ Error FailureWatch::shareFailure(const Error& error) {
   // A notice may already wait at the listener (the reporter may be why this rank failed): then
   // its cause is the one to return, and the others have it already.
   try {
-    parts_.tcp->serviceListener();
+    parts_.control->serviceListener();
   } catch (const Error&) {
     // Telling the others matters more than what the listener had.
   }
@@ -110,8 +109,8 @@ Error FailureWatch::shareFailure(const Error& error) {
   notice.cause = noticeCause(error.what(), notice.reporter);
   const size_t others = parts_.peers->size() - 1;
   try {
-    const size_t told = parts_.tcp->sendNotice(
-        encodeFailureNotice(notice, parts_.tcp->options().jobTag), Clock::now() + kNoticeSendTime);
+    const size_t told = parts_.control->sendNotice(
+        encodeFailureNotice(notice, parts_.control->jobTag()), Clock::now() + kNoticeSendTime);
     log(LogLevel::kInfo, LogSubsys::kNet, parts_.rank, "told ", told, " of ", others,
         " other rank(s) that ", operation_.describe(), " failed");
   } catch (const Error& e) {
@@ -146,13 +145,13 @@ void FailureWatch::timedOut(FunctionRef<std::string()> waitingFor) {
   }
   try {
     // hoopCommAbort cuts the gathering short: its promise to unblock within 100 ms holds here.
-    const auto answers = parts_.tcp->askStatus(others, Clock::now() + kStatusGatherTime,
-                                               [this] { return abortRequested(); });
+    const auto answers = parts_.control->askStatus(others, Clock::now() + kStatusGatherTime,
+                                                   [this] { return abortRequested(); });
     for (size_t i = 0; i < others.size(); ++i) {
       if (answers[i].empty()) continue;
       try {
         report.statuses[others[i]] = decodeRankStatus(answers[i], static_cast<uint32_t>(others[i]),
-                                                      parts_.tcp->options().jobTag);
+                                                      parts_.control->jobTag());
       } catch (const Error& e) {
         log(LogLevel::kWarn, LogSubsys::kNet, rank, "ignored the status answer of ",
             describePeer(others[i]), ": ", e.what());

@@ -21,10 +21,10 @@
 #include "base/function_ref.h"
 #include "base/types.h"
 #include "core/bootstrap.h"
+#include "core/control_plane.h"
 #include "core/failure_notice.h"
 #include "core/rank_status.h"
 #include "transport/connection.h"
-#include "transport/tcp/tcp_transport.h"
 
 namespace hoop {
 
@@ -35,7 +35,7 @@ class FailureWatch {
   struct Parts {
     int rank = 0;
     const std::vector<PeerInfo>* peers = nullptr;
-    TcpTransport* tcp = nullptr;
+    ControlPlane* control = nullptr;
     const std::vector<Connection*>* connections = nullptr;
     const std::atomic<bool>* abortRequested = nullptr;
     std::chrono::milliseconds timeout{0};

@@ -1,5 +1,5 @@
 // What hoop knows about one machine: a plain-value model filled from hwloc 2.x. Everything that
-// decides something from it (host_ranks.h, affinity.h, transport_choice.h) is a pure function of
+// decides something from it (host_ranks.h, affinity.h, link_speed.h) is a pure function of
 // these values, so tests feed it from hand-written XML fixtures or build one field by field.
 //
 // Numbering: NUMA nodes, packages and PUs are named by their OS index (what numactl, taskset and

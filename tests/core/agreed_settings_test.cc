@@ -12,7 +12,7 @@
 #include "core/bootstrap.h"
 #include "core/bootstrap_wire.h"
 #include "core/config.h"
-#include "topology/transport_choice.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 namespace {
@@ -25,7 +25,7 @@ TEST(AgreedSettings, EachSettingHasItsOwnDigest) {
                 "HOOP_ALGO (or config->algorithms)=\"\"", "HOOP_CHUNK_SIZE=unset",
                 "HOOP_TUNE_CALIBRATE=1", "HOOP_TUNE_TRIAL=1", "HOOP_TUNE_WATCH=0",
                 "HOOP_TUNE_SHM=measured", "HOOP_TUNE_TCP=measured", "HOOP_TUNE_REDUCE=measured",
-                "HOOP_TRANSPORT=shm,tcp,rdma", "HOOP_SHM_SLOTS=8", "HOOP_SHM_SLOT_SIZE=524288"}));
+                "HOOP_TRANSPORT=shm,rdma,tcp", "HOOP_SHM_SLOTS=8", "HOOP_SHM_SLOT_SIZE=524288"}));
   // Each change moves its own digest and no other.
   std::vector<Config> changed(kAgreedSettingCount);
   changed[0].algorithms = AlgoOverrides::parse("allreduce:=ring");

@@ -26,24 +26,6 @@ std::string fixture(const std::string& name) {
   return std::string(HOOP_TOPO_FIXTURES) + "/" + name;
 }
 
-ScopedEnv::ScopedEnv(std::string name, const std::optional<std::string>& value)
-    : name_(std::move(name)) {
-  if (const char* old = std::getenv(name_.c_str())) saved_ = old;
-  if (value) {
-    setenv(name_.c_str(), value->c_str(), 1);
-  } else {
-    unsetenv(name_.c_str());
-  }
-}
-
-ScopedEnv::~ScopedEnv() {
-  if (saved_) {
-    setenv(name_.c_str(), saved_->c_str(), 1);
-  } else {
-    unsetenv(name_.c_str());
-  }
-}
-
 RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   ScratchDir scratch;
   std::string outPath = scratch.path() + "/out";

@@ -7,25 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "scoped_env.h"
 #include "scratch_dir.h"
 
 namespace hoop::test {
 
 // Path of a file in tests/topology/fixtures.
 std::string fixture(const std::string& name);
-
-// Sets (or, with nullopt, unsets) an environment variable until the end of the scope.
-class ScopedEnv {
- public:
-  ScopedEnv(std::string name, const std::optional<std::string>& value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
 
 struct RunResult {
   int exitCode = -1;  // -1 when the program did not exit normally

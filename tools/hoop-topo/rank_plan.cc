@@ -11,7 +11,7 @@
 #include "topology/affinity.h"
 #include "topology/host_ranks.h"
 #include "topology/topology.h"
-#include "topology/transport_choice.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 namespace {
@@ -62,9 +62,9 @@ Plan makePlan(const ToolOptions& options) {
     PeerRoute route{peer, "self", ""};
     if (peer != detail.rank) {
       try {
-        bool sameHost = hostIds[peer] == hostIds[detail.rank];
-        route.transport = transportName(chooseTransport(
-            policy, sameHost, str("rank ", peer, " (host ", options.hosts[peer], ")")));
+        const PeerPair pair{detail.rank, peer, hostIds[peer] == hostIds[detail.rank],
+                            str("rank ", peer, " (host ", options.hosts[peer], ")")};
+        route.transport = std::string(chooseTransport(policy, pair).name());
       } catch (const Error& error) {
         route.transport.clear();
         route.error = error.what();

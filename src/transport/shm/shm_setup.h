@@ -8,19 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "transport/setup_channel.h"
 #include "transport/shm/shm_connection.h"
 #include "transport/shm/shm_options.h"
 
 namespace hoop {
-
-// Blocking, reliable, small-message exchange with the peer during setup (hoop passes one built
-// on the pair's TCP connection). Both methods throw hoop::Error on failure or timeout.
-class SetupChannel {
- public:
-  virtual ~SetupChannel() = default;
-  virtual void send(const void* data, size_t bytes) = 0;
-  virtual void recv(void* data, size_t bytes) = 0;
-};
 
 // Both ranks call it with each other's rank; `peerDescription` names the peer in errors
 // ("rank 3 (host:pid)"). On failure both sides throw: the side that failed sends its reason

@@ -1,6 +1,8 @@
-// Builds TcpConnections between ranks. Of each pair, the lower rank connects and the higher rank
-// accepts, so a pair never ends up with two connections; connecting never waits for the peer to
-// call accept (the listen backlog takes it), so ranks may set up their connections in any order.
+// Builds the pairs' TCP links (TcpConnections). Of each pair, the lower rank connects and the
+// higher rank accepts, so a pair never ends up with two links; connecting never waits for the peer
+// to call accept (the listen backlog takes it), so ranks may set up their links in any order. The
+// listening socket belongs to the control plane (core/control_plane.h), which hands the links'
+// streams here as they arrive (admit).
 #pragma once
 
 #include <chrono>
@@ -33,63 +35,40 @@ struct TcpOptions {
 
 class TcpTransport {
  public:
+  // `awaitArrivals(wait)`: lets whatever arrives at this rank's listener within `wait` be handed
+  // on (the links' streams to admit()), as the control plane does.
+  TcpTransport(TcpOptions options, std::vector<TcpPeer> peers,
+               std::function<void(std::chrono::milliseconds)> awaitArrivals);
+  // Standalone, for programs that want links and no control plane (tests, benchmarks): it
+  // listens on `listener` itself and takes only links' streams there.
   TcpTransport(TcpOptions options, UniqueFd listener, std::vector<TcpPeer> peers);
 
-  // Returns the connection to `peer`, connecting or accepting as the pair's rule says. Waits at
-  // most until `deadline`; `aborted` is polled while waiting. `announce` logs the connection at
-  // INFO (off when it only carries the setup of another transport).
+  // Returns the link to `peer`, connecting or accepting as the pair's rule says. Waits at most
+  // until `deadline`; `aborted` is polled while waiting. `announce` logs the link at INFO (off
+  // when it only carries the setup of another transport).
   std::unique_ptr<TcpConnection> establish(int peer, Clock::time_point deadline,
                                            const std::function<bool()>& aborted,
                                            bool announce = true);
-  // Starts the connecting half ahead of time (so several can be in flight); no-op for accepts.
   const TcpOptions& options() const { return options_; }
 
-  // Status queries (hellos with purpose kStatusQuery, see status_query.h) are answered with what
-  // `answer` returns at the time; without a responder they are refused.
-  void setStatusResponder(std::function<std::vector<uint8_t>()> answer) {
-    statusResponder_ = std::move(answer);
-  }
-  // Failure notices (hellos with purpose kFailureNotice, see notice_wire.h) from a rank of this
-  // job are handed to `take` with the sender's rank and the payload; without it they are refused.
-  void setNoticeReceiver(std::function<void(int, const std::vector<uint8_t>&)> take) {
-    noticeReceiver_ = std::move(take);
-  }
-  // Takes what waits at the listener without blocking: answers status queries, keeps data
-  // streams for a later establish(). One poll(2) when nothing is there.
-  void serviceListener();
-  // Asks each of `ranks` what it is doing; their answers by position (empty: none by `until`,
-  // or `aborted` turned true first). Queries sent to this rank meanwhile are answered.
-  std::vector<std::vector<uint8_t>> askStatus(const std::vector<int>& ranks,
-                                              Clock::time_point until,
-                                              const std::function<bool()>& aborted);
-  // Sends `payload` as a failure notice to every other rank at once, until each has taken it or
-  // `until` passed; notices and queries sent to this rank meanwhile are taken and answered.
-  // Returns how many ranks confirmed it.
-  size_t sendNotice(const std::vector<uint8_t>& payload, Clock::time_point until);
+  // Validates a link's hello and files the stream under its rank for a later establish(); false
+  // (logged) for strangers and malformed or duplicate streams.
+  bool admit(HandshakeAcceptor::Arrival& arrival);
 
  private:
   std::unique_ptr<TcpConnection> connectTo(int peer, Clock::time_point deadline,
                                            const std::function<bool()>& aborted, bool announce);
   std::unique_ptr<TcpConnection> acceptFrom(int peer, Clock::time_point deadline,
                                             const std::function<bool()>& aborted, bool announce);
-  // Validates a hello and files the stream under its rank; false (logged) for strangers.
-  bool admit(HandshakeAcceptor::Arrival& arrival);
-  // A status query goes to answerStatusQuery, anything else to admit.
-  void dispatch(HandshakeAcceptor::Arrival& arrival);
-  void answerStatusQuery(HandshakeAcceptor::Arrival& arrival);
-  void takeNotice(HandshakeAcceptor::Arrival& arrival);
-  // Why a one-shot hello (query or notice) is refused; empty when it is from a rank of this job.
-  std::string refusalOf(const TcpHello& hello) const;
-  TcpHello oneShotHello(HelloPurpose purpose, int toRank) const;
 
   TcpOptions options_;
-  UniqueFd listener_;
   std::vector<TcpPeer> peers_;
-  HandshakeAcceptor acceptor_;
+  std::function<void(std::chrono::milliseconds)> awaitArrivals_;
+  // Standalone only: the listener it services itself.
+  UniqueFd ownListener_;
+  std::unique_ptr<HandshakeAcceptor> ownAcceptor_;
   // Streams accepted from peers this rank has not asked for yet, by rank then stream index.
   std::map<int, std::vector<std::optional<UniqueFd>>> arrived_;
-  std::function<std::vector<uint8_t>()> statusResponder_;
-  std::function<void(int, const std::vector<uint8_t>&)> noticeReceiver_;
 };
 
 }  // namespace hoop

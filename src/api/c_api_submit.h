@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "algorithms/collective.h"
-#include "core/c_api_handle.h"
+#include "api/c_api_handle.h"
 
 namespace hoop::capi {
 

@@ -1,4 +1,4 @@
-#include "core/c_api_handle.h"
+#include "api/c_api_handle.h"
 
 #include <unordered_set>
 

@@ -1,9 +1,8 @@
-#include "topology/transport_choice.h"
-
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "test_support.h"
+#include "scoped_env.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 namespace {
@@ -11,9 +10,12 @@ namespace {
 constexpr bool kSameHost = true;
 constexpr bool kOtherHost = false;
 
+PeerPair pairWith(bool sameHost, const char* peerName = "rank 3 (host b)") {
+  return {0, 3, sameHost, peerName};
+}
+
 std::string choose(const char* setting, bool sameHost) {
-  return transportName(
-      chooseTransport(TransportPolicy::parse(setting), sameHost, "rank 3 (host b)"));
+  return std::string(chooseTransport(TransportPolicy::parse(setting), pairWith(sameHost)).name());
 }
 
 // The message of the hoop::Error that `setting` gives for a peer, or "" when it succeeds.
@@ -86,15 +88,15 @@ TEST(TransportPolicy, ReadsHoopTransport) {
     test::ScopedEnv env("HOOP_TRANSPORT", "tcp");
     TransportPolicy policy = TransportPolicy::fromEnv();
     EXPECT_EQ(policy.text(), "tcp");
-    EXPECT_TRUE(policy.allows(TransportKind::kTcp));
-    EXPECT_FALSE(policy.allows(TransportKind::kShm));
-    EXPECT_EQ(chooseTransport(policy, kSameHost, "rank 1"), TransportKind::kTcp);
+    EXPECT_TRUE(policy.allows("tcp"));
+    EXPECT_FALSE(policy.allows("shm"));
+    EXPECT_EQ(chooseTransport(policy, pairWith(kSameHost, "rank 1")).name(), "tcp");
   }
   {
     test::ScopedEnv env("HOOP_TRANSPORT", std::nullopt);
     TransportPolicy policy = TransportPolicy::fromEnv();
     EXPECT_EQ(policy.text(), "");
-    EXPECT_EQ(chooseTransport(policy, kSameHost, "rank 1"), TransportKind::kShm);
+    EXPECT_EQ(chooseTransport(policy, pairWith(kSameHost, "rank 1")).name(), "shm");
   }
   test::ScopedEnv env("HOOP_TRANSPORT", "bogus");
   EXPECT_THROW(TransportPolicy::fromEnv(), Error);

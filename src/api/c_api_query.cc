@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "core/c_api_handle.h"
+#include "api/c_api_handle.h"
 
 using namespace hoop;
 using namespace hoop::capi;

@@ -1,4 +1,4 @@
-#include "core/c_api_submit.h"
+#include "api/c_api_submit.h"
 
 #include <algorithm>
 #include <iterator>

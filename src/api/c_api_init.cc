@@ -4,8 +4,8 @@
 #include <functional>
 #include <memory>
 
+#include "api/c_api_handle.h"
 #include "base/logging.h"
-#include "core/c_api_handle.h"
 #include "core/launch_env.h"
 #include "core/user_config.h"
 #include "transport/tcp/interfaces.h"

@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "algorithms/collective.h"
-#include "core/c_api_arguments.h"
-#include "core/c_api_submit.h"
+#include "api/c_api_arguments.h"
+#include "api/c_api_submit.h"
 
 using namespace hoop;
 using namespace hoop::capi;

@@ -1,4 +1,4 @@
-#include "core/c_api_arguments.h"
+#include "api/c_api_arguments.h"
 
 #include <cstdint>
 

@@ -5,8 +5,8 @@
 #include "algorithms/algo_overrides.h"
 #include "algorithms/collective.h"
 #include "algorithms/registry.h"
-#include "core/c_api_arguments.h"
-#include "core/c_api_submit.h"
+#include "api/c_api_arguments.h"
+#include "api/c_api_submit.h"
 
 using namespace hoop;
 using namespace hoop::capi;

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "core/c_api_handle.h"
+#include "api/c_api_handle.h"
 
 namespace hoop::capi {
 
