@@ -1,23 +1,32 @@
 #include "collective.h"
 
-namespace hoop::perf {
+#include "base/types.h"
 
-std::string_view collectiveName(Collective coll) {
+namespace hoop::perf {
+namespace {
+
+OpKind collectiveKind(Collective coll) {
   switch (coll) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kSendRecv: return "sendrecv";
-    case Collective::kAllToAll: return "alltoall";
+    case Collective::kAllReduce: return OpKind::kAllReduce;
+    case Collective::kAllGather: return OpKind::kAllGather;
+    case Collective::kBroadcast: return OpKind::kBroadcast;
+    case Collective::kReduce: return OpKind::kReduce;
+    case Collective::kReduceScatter: return OpKind::kReduceScatter;
+    case Collective::kSendRecv: return OpKind::kSendRecv;
+    case Collective::kAllToAll: return OpKind::kAllToAll;
   }
-  return "?";
+  return OpKind::kAllReduce;
 }
 
+}  // namespace
+
+// The one-word spelling of the project's table is nccl-tests' (sendrecv, not send/recv).
+std::string_view collectiveName(Collective coll) { return opKindWord(collectiveKind(coll)); }
+
 std::optional<Collective> parseCollectiveName(std::string_view name) {
+  const std::optional<OpKind> kind = parseOpKind(name);
   for (Collective coll : kAllCollectives) {
-    if (collectiveName(coll) == name) return coll;
+    if (kind && collectiveKind(coll) == *kind) return coll;
   }
   return std::nullopt;
 }

@@ -1,6 +1,6 @@
 #include "csv_report.h"
 
-#include "json_writer.h"
+#include "base/json_writer.h"
 
 namespace hoop::perf {
 namespace {

@@ -4,51 +4,6 @@
 
 namespace hoop::perf {
 
-size_t typeSize(hoopDataType_t type) {
-  return visitType(type, [](auto zero) { return sizeof(zero); });
-}
-
-std::string_view typeName(hoopDataType_t type) {
-  switch (type) {
-    case hoopInt8: return "int8";
-    case hoopUint8: return "uint8";
-    case hoopInt32: return "int32";
-    case hoopUint32: return "uint32";
-    case hoopInt64: return "int64";
-    case hoopUint64: return "uint64";
-    case hoopHalf: return "half";
-    case hoopFloat: return "float";
-    case hoopDouble: return "double";
-    case hoopBfloat16: return "bfloat16";
-    default: return "?";
-  }
-}
-
-std::optional<hoopDataType_t> parseTypeName(std::string_view name) {
-  for (hoopDataType_t type : kAllTypes) {
-    if (typeName(type) == name) return type;
-  }
-  return std::nullopt;
-}
-
-std::string_view opName(hoopRedOp_t op) {
-  switch (op) {
-    case hoopSum: return "sum";
-    case hoopProd: return "prod";
-    case hoopMax: return "max";
-    case hoopMin: return "min";
-    case hoopAvg: return "avg";
-    default: return "?";
-  }
-}
-
-std::optional<hoopRedOp_t> parseOpName(std::string_view name) {
-  for (hoopRedOp_t op : kAllOps) {
-    if (opName(op) == name) return op;
-  }
-  return std::nullopt;
-}
-
 uint16_t floatToHalf(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);

@@ -1,28 +1,49 @@
-// Element types and reduction ops as hoop-perf spells them (nccl-tests' names), and the typed
-// element access the fill and check code uses: small integers in, exact values out.
+// hoop-perf's view of the element types and reduction ops (the C API's enums; their names and
+// sizes come from the project's one table, base/types.h), and the typed element access the fill
+// and check code uses: small integers in, exact values out.
 #pragma once
 
 #include <hoop/hoop.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <type_traits>
 
+#include "base/types.h"
+
 namespace hoop::perf {
 
-// In the order `-d all` and `-o all` run them (nccl-tests' order).
-inline constexpr hoopDataType_t kAllTypes[] = {hoopInt8,   hoopUint8,   hoopInt32, hoopUint32,
-                                               hoopInt64,  hoopUint64,  hoopHalf,  hoopFloat,
-                                               hoopDouble, hoopBfloat16};
-inline constexpr hoopRedOp_t kAllOps[] = {hoopSum, hoopProd, hoopMax, hoopMin, hoopAvg};
+// In the order `-d all` and `-o all` run them: the table's, which is nccl-tests' order.
+inline constexpr auto kAllTypes = [] {
+  std::array<hoopDataType_t, kDataTypes.size()> all{};
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<hoopDataType_t>(kDataTypes[i].type);
+  return all;
+}();
+inline constexpr auto kAllOps = [] {
+  std::array<hoopRedOp_t, kRedOps.size()> all{};
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<hoopRedOp_t>(kRedOps[i].op);
+  return all;
+}();
 
-size_t typeSize(hoopDataType_t type);
-std::string_view typeName(hoopDataType_t type);
-std::optional<hoopDataType_t> parseTypeName(std::string_view name);
-std::string_view opName(hoopRedOp_t op);
-std::optional<hoopRedOp_t> parseOpName(std::string_view name);
+// The C API's values equal the core's, so these are casts.
+inline size_t typeSize(hoopDataType_t type) { return dataTypeSize(static_cast<DataType>(type)); }
+inline std::string_view typeName(hoopDataType_t type) {
+  return dataTypeName(static_cast<DataType>(type));
+}
+inline std::string_view opName(hoopRedOp_t op) { return redOpName(static_cast<RedOp>(op)); }
+inline std::optional<hoopDataType_t> parseTypeName(std::string_view name) {
+  const std::optional<DataType> type = parseDataType(name);
+  if (!type) return std::nullopt;
+  return static_cast<hoopDataType_t>(*type);
+}
+inline std::optional<hoopRedOp_t> parseOpName(std::string_view name) {
+  const std::optional<RedOp> op = parseRedOp(name);
+  if (!op) return std::nullopt;
+  return static_cast<hoopRedOp_t>(*op);
+}
 
 // IEEE binary16 and bfloat16 from float with round to nearest even (overflow gives infinity), and
 // back. Every integer up to 2048 (half) or 256 (bfloat16) in magnitude converts exactly.

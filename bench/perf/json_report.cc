@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "algorithm.h"
+#include "base/json_writer.h"
 #include "dtype.h"
-#include "json_writer.h"
 
 namespace hoop::perf {
 namespace {

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/types.h"
 #include "bindings.h"
 #include "hoop/hoop.h"
 #include "hoop/hoop.hpp"
@@ -145,13 +146,13 @@ class PyCommunicator {
     return *comm_;
   }
   static hoopDataType_t dataType(int type) {
-    if (type < 0 || type >= hoopNumTypes) {
+    if (!hoop::isDataType(type)) {
       throw hoop::Exception(hoopInvalidArgument, "unknown hoop data type " + std::to_string(type));
     }
     return static_cast<hoopDataType_t>(type);
   }
   static hoopRedOp_t redOp(int op) {
-    if (op < 0 || op >= hoopNumOps) {
+    if (!hoop::isRedOp(op)) {
       throw hoop::Exception(hoopInvalidArgument,
                             "unknown hoop reduction operation " + std::to_string(op));
     }
@@ -165,24 +166,17 @@ class PyCommunicator {
 }  // namespace
 
 void bindCommunicator(py::module_& module) {
+  // Attribute names from the project's one table (base/types.h): numpy's and torch's spellings
+  // for types, hoop's for operations.
   py::module_ types = module.def_submodule("dtype", "hoopDataType_t values");
-  types.attr("int8") = static_cast<int>(hoopInt8);
-  types.attr("uint8") = static_cast<int>(hoopUint8);
-  types.attr("int32") = static_cast<int>(hoopInt32);
-  types.attr("uint32") = static_cast<int>(hoopUint32);
-  types.attr("int64") = static_cast<int>(hoopInt64);
-  types.attr("uint64") = static_cast<int>(hoopUint64);
-  types.attr("float16") = static_cast<int>(hoopFloat16);
-  types.attr("float32") = static_cast<int>(hoopFloat32);
-  types.attr("float64") = static_cast<int>(hoopFloat64);
-  types.attr("bfloat16") = static_cast<int>(hoopBfloat16);
+  for (const hoop::DataTypeInfo& info : hoop::kDataTypes) {
+    types.attr(std::string(info.sizedName).c_str()) = static_cast<int>(info.type);
+  }
 
   py::module_ ops = module.def_submodule("op", "hoopRedOp_t values");
-  ops.attr("sum") = static_cast<int>(hoopSum);
-  ops.attr("prod") = static_cast<int>(hoopProd);
-  ops.attr("max") = static_cast<int>(hoopMax);
-  ops.attr("min") = static_cast<int>(hoopMin);
-  ops.attr("avg") = static_cast<int>(hoopAvg);
+  for (const hoop::RedOpInfo& info : hoop::kRedOps) {
+    ops.attr(std::string(info.name).c_str()) = static_cast<int>(info.op);
+  }
 
   using Self = PyCommunicator;
   const auto unlocked = py::call_guard<py::gil_scoped_release>();

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/types.h"
 #include "bindings.h"
 #include "hoop/hoop.h"
 #include "hoop/hoop.hpp"
@@ -29,27 +30,18 @@ namespace {
 void* address(uintptr_t pointer) { return reinterpret_cast<void*>(pointer); }
 
 size_t elementBytes(hoopDataType_t type) {
-  switch (type) {
-    case hoopInt8:
-    case hoopUint8: return 1;
-    case hoopFloat16:
-    case hoopBfloat16: return 2;
-    case hoopInt32:
-    case hoopUint32:
-    case hoopFloat32: return 4;
-    default: return 8;
-  }
+  return hoop::dataTypeSize(static_cast<hoop::DataType>(type));
 }
 
 hoopDataType_t dataType(int type) {
-  if (type < 0 || type >= hoopNumTypes) {
+  if (!hoop::isDataType(type)) {
     throw hoop::Exception(hoopInvalidArgument, "unknown hoop data type " + std::to_string(type));
   }
   return static_cast<hoopDataType_t>(type);
 }
 
 hoopRedOp_t redOp(int op) {
-  if (op < 0 || op >= hoopNumOps) {
+  if (!hoop::isRedOp(op)) {
     throw hoop::Exception(hoopInvalidArgument,
                           "unknown hoop reduction operation " + std::to_string(op));
   }

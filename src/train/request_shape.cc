@@ -7,25 +7,26 @@
 namespace hoop::train {
 
 const char* kindName(RequestKind kind) {
+  // Names from the project's one table (base/types.h); its literals end in a NUL.
   switch (kind) {
-    case RequestKind::kAllReduce: return "allreduce";
-    case RequestKind::kBroadcast: return "broadcast";
-    case RequestKind::kAllGather: return "allgather";
-    case RequestKind::kAllToAll: return "alltoall";
-    case RequestKind::kAllToAllv: return "alltoallv";
-    case RequestKind::kReduceScatter: return "reducescatter";
-    case RequestKind::kBarrier: return "barrier";
+    case RequestKind::kAllReduce: return opKindWord(OpKind::kAllReduce).data();
+    case RequestKind::kBroadcast: return opKindWord(OpKind::kBroadcast).data();
+    case RequestKind::kAllGather: return opKindWord(OpKind::kAllGather).data();
+    case RequestKind::kAllToAll: return opKindWord(OpKind::kAllToAll).data();
+    case RequestKind::kAllToAllv: return "alltoallv";  // the engine's own: no OpKind of its own
+    case RequestKind::kReduceScatter: return opKindWord(OpKind::kReduceScatter).data();
+    case RequestKind::kBarrier: return opKindWord(OpKind::kBarrier).data();
   }
   return "unknown";
 }
 
-// The C API's values equal the core's (core/types.h), which holds the one table of names and
+// The C API's values equal the core's (base/types.h), which holds the one table of names and
 // sizes; out-of-range values from a caller are caught here.
 static_assert(hoopNumTypes == kNumDataTypes, "the C API's types must match the core's table");
 static_assert(hoopNumOps == kNumRedOps, "the C API's operations must match the core's table");
 
-bool knownType(hoopDataType_t type) { return type >= 0 && type < kNumDataTypes; }
-bool knownOp(hoopRedOp_t op) { return op >= 0 && op < kNumRedOps; }
+bool knownType(hoopDataType_t type) { return isDataType(type); }
+bool knownOp(hoopRedOp_t op) { return isRedOp(op); }
 
 namespace {
 

@@ -12,6 +12,15 @@ TEST(Collective, NamesRoundTrip) {
   EXPECT_EQ(parseCollectiveName("alltoall"), Collective::kAllToAll);
   EXPECT_FALSE(parseCollectiveName("alltoallv").has_value());
   EXPECT_FALSE(parseCollectiveName("AllReduce").has_value());
+  // The names nccl-tests' binaries go by, from the project's one table of operation kinds.
+  const char* const names[] = {"allreduce",     "allgather", "broadcast", "reduce",
+                               "reducescatter", "sendrecv",  "alltoall"};
+  ASSERT_EQ(std::size(kAllCollectives), std::size(names));
+  for (size_t i = 0; i < std::size(names); ++i)
+    EXPECT_EQ(collectiveName(kAllCollectives[i]), names[i]);
+  // Operation kinds hoop-perf does not measure.
+  EXPECT_FALSE(parseCollectiveName("barrier").has_value());
+  EXPECT_FALSE(parseCollectiveName("setup").has_value());
 }
 
 TEST(Collective, OpAndRoot) {

@@ -25,8 +25,21 @@ TEST(DataType, NamesAndSizes) {
   EXPECT_EQ(typeSize(hoopDouble), 8u);
   for (hoopDataType_t type : kAllTypes) EXPECT_EQ(parseTypeName(typeName(type)), type);
   for (hoopRedOp_t op : kAllOps) EXPECT_EQ(parseOpName(opName(op)), op);
-  EXPECT_FALSE(parseTypeName("float32").has_value());
+  // The project's table (tests/base/names_test.cc) holds the other spellings.
+  EXPECT_EQ(parseTypeName("float32"), hoopFloat);
+  EXPECT_FALSE(parseTypeName("fp8").has_value());
   EXPECT_FALSE(parseOpName("none").has_value());
+}
+
+// `-d all` and `-o all` run in nccl-tests' order.
+TEST(DataType, AllInNcclTestsOrder) {
+  const hoopDataType_t types[] = {hoopInt8,   hoopUint8, hoopInt32, hoopUint32, hoopInt64,
+                                  hoopUint64, hoopHalf,  hoopFloat, hoopDouble, hoopBfloat16};
+  ASSERT_EQ(std::size(kAllTypes), std::size(types));
+  for (size_t i = 0; i < std::size(types); ++i) EXPECT_EQ(kAllTypes[i], types[i]);
+  const hoopRedOp_t ops[] = {hoopSum, hoopProd, hoopMax, hoopMin, hoopAvg};
+  ASSERT_EQ(std::size(kAllOps), std::size(ops));
+  for (size_t i = 0; i < std::size(ops); ++i) EXPECT_EQ(kAllOps[i], ops[i]);
 }
 
 TEST(Half, KnownEncodings) {

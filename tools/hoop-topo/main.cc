@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "json_writer.h"
+#include "base/json_writer.h"
 #include "options.h"
 #include "rank_plan.h"
 #include "topology/topology.h"

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "base/hash.h"
-#include "json_writer.h"
+#include "base/json_writer.h"
 #include "text_format.h"
 #include "topology/affinity.h"
 #include "topology/host_ranks.h"
@@ -119,20 +119,20 @@ void printJson(const Plan& plan, std::ostream& out) {
   JsonWriter json;
   json.beginObject();
   json.key("ranks");
-  json.value(static_cast<uint64_t>(plan.hosts.size()));
+  json.unsignedInteger(static_cast<uint64_t>(plan.hosts.size()));
   json.key("ring");
   json.beginArray(/*oneLine=*/true);
-  for (int rank : plan.ring) json.value(rank);
+  for (int rank : plan.ring) json.integer(rank);
   json.endArray();
   json.key("hosts");
   json.beginArray();
   for (const auto& ranks : plan.ranksByHost) {
     json.beginObject();
     json.key("name");
-    json.value(plan.hosts[ranks[0]]);
+    json.string(plan.hosts[ranks[0]]);
     json.key("ranks");
     json.beginArray(/*oneLine=*/true);
-    for (int rank : ranks) json.value(rank);
+    for (int rank : ranks) json.integer(rank);
     json.endArray();
     json.endObject();
   }
@@ -142,33 +142,33 @@ void printJson(const Plan& plan, std::ostream& out) {
     json.key("rank");
     json.beginObject();
     json.key("rank");
-    json.value(detail.rank);
+    json.integer(detail.rank);
     json.key("host");
-    json.value(plan.hosts[detail.rank]);
+    json.string(plan.hosts[detail.rank]);
     json.key("local_rank");
-    json.value(detail.local.rank);
+    json.integer(detail.local.rank);
     json.key("local_size");
-    json.value(detail.local.size);
+    json.integer(detail.local.size);
     json.key("transports");
     json.beginArray();
     for (const PeerRoute& route : detail.routes) {
       json.beginObject();
       json.key("peer");
-      json.value(route.peer);
+      json.integer(route.peer);
       json.key("transport");
       if (route.error.empty()) {
-        json.value(route.transport);
+        json.string(route.transport);
       } else {
         json.null();
         json.key("error");
-        json.value(route.error);
+        json.string(route.error);
       }
       json.endObject();
     }
     json.endArray();
     json.key("nic");
     if (detail.nic) {
-      json.value(detail.topology.nics[*detail.nic].label());
+      json.string(detail.topology.nics[*detail.nic].label());
     } else {
       json.null();
     }
@@ -176,7 +176,7 @@ void printJson(const Plan& plan, std::ostream& out) {
     if (detail.numaNode == kUnknownIndex) {
       json.null();
     } else {
-      json.value(detail.numaNode);
+      json.integer(detail.numaNode);
     }
     json.endObject();
   }

@@ -9,7 +9,7 @@ void indexOrNull(JsonWriter& json, int index) {
   if (index == kUnknownIndex) {
     json.null();
   } else {
-    json.value(index);
+    json.integer(index);
   }
 }
 
@@ -29,15 +29,15 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   json.key("machine");
   json.beginObject();
   json.key("hostname");
-  json.value(topology.machine.hostName);
+  json.string(topology.machine.hostName);
   // A string: 64-bit ids do not survive JSON readers that hold numbers as doubles.
   char id[32];
   std::snprintf(id, sizeof(id), "%016llx",
                 static_cast<unsigned long long>(topology.machine.hostId));
   json.key("host_id");
-  json.value(id);
+  json.string(id);
   json.key("source");
-  json.value(topology.machine.source);
+  json.string(topology.machine.source);
   json.endObject();
 
   json.key("packages");
@@ -45,9 +45,9 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const CpuPackage& package : topology.packages) {
     json.beginObject();
     json.key("os_index");
-    json.value(package.osIndex);
+    json.unsignedInteger(package.osIndex);
     json.key("cpu_model");
-    json.value(package.cpuModel);
+    json.string(package.cpuModel);
     json.endObject();
   }
   json.endArray();
@@ -57,11 +57,11 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const NumaNode& node : topology.numaNodes) {
     json.beginObject();
     json.key("os_index");
-    json.value(node.osIndex);
+    json.unsignedInteger(node.osIndex);
     json.key("package");
     indexOrNull(json, node.package);
     json.key("memory_bytes");
-    json.value(static_cast<uint64_t>(node.memoryBytes));
+    json.unsignedInteger(static_cast<uint64_t>(node.memoryBytes));
     json.endObject();
   }
   json.endArray();
@@ -71,14 +71,14 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const CpuCore& core : topology.cores) {
     json.beginObject();
     json.key("os_index");
-    json.value(core.osIndex);
+    json.unsignedInteger(core.osIndex);
     json.key("package");
     indexOrNull(json, core.package);
     json.key("numa_node");
     indexOrNull(json, core.numaNode);
     json.key("pus");
     json.beginArray(/*oneLine=*/true);
-    for (unsigned pu : core.pus) json.value(pu);
+    for (unsigned pu : core.pus) json.unsignedInteger(pu);
     json.endArray();
     json.endObject();
   }
@@ -89,14 +89,14 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const CpuCache& cache : topology.caches) {
     json.beginObject();
     json.key("level");
-    json.value(cache.level);
+    json.unsignedInteger(cache.level);
     json.key("type");
-    json.value(cacheKindName(cache.kind));
+    json.string(cacheKindName(cache.kind));
     json.key("size_bytes");
-    json.value(static_cast<uint64_t>(cache.bytes));
+    json.unsignedInteger(static_cast<uint64_t>(cache.bytes));
     json.key("cores");
     json.beginArray(/*oneLine=*/true);
-    for (size_t core : cache.cores) json.value(static_cast<uint64_t>(core));
+    for (size_t core : cache.cores) json.unsignedInteger(static_cast<uint64_t>(core));
     json.endArray();
     json.endObject();
   }
@@ -107,19 +107,19 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const Nic& nic : topology.nics) {
     json.beginObject();
     json.key("name");
-    json.value(nic.name);
+    json.string(nic.name);
     json.key("rdma_device");
-    json.value(nic.rdmaDevice);
+    json.string(nic.rdmaDevice);
     json.key("speed_mbps");
     if (nic.speedMbps == 0) {
       json.null();
     } else {
-      json.value(nic.speedMbps);
+      json.unsignedInteger(nic.speedMbps);
     }
     json.key("numa_node");
     indexOrNull(json, nic.numaNode);
     json.key("pci_bus_id");
-    json.value(nic.pciBusId);
+    json.string(nic.pciBusId);
     json.endObject();
   }
   json.endArray();
@@ -129,9 +129,9 @@ void writeTopologyJson(JsonWriter& json, const Topology& topology) {
   for (const Gpu& gpu : topology.gpus) {
     json.beginObject();
     json.key("pci_bus_id");
-    json.value(gpu.pciBusId);
+    json.string(gpu.pciBusId);
     json.key("name");
-    json.value(gpu.name);
+    json.string(gpu.name);
     json.key("numa_node");
     indexOrNull(json, gpu.numaNode);
     json.endObject();

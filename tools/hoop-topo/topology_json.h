@@ -1,7 +1,7 @@
 // hoop-topo --json: the topology model as JSON (fields documented in README.md).
 #pragma once
 
-#include "json_writer.h"
+#include "base/json_writer.h"
 #include "topology/topology.h"
 
 namespace hoop {

@@ -1,6 +1,6 @@
-// A small JSON writer for hoop-perf's --json output: objects, arrays, strings, numbers, booleans
-// and null, indented two spaces, with correct string escaping. Written by hand so hoop-perf needs
-// no JSON library.
+// The one JSON writer of hoop's tools (hoop-perf's and hoop-topo's --json): objects, arrays,
+// strings, numbers, booleans and null, indented two spaces, with correct string escaping. Written
+// by hand so no tool needs a JSON library.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hoop::perf {
+namespace hoop {
 
 // text as a JSON string literal, quotes included: '"' and '\' escaped, control characters as
 // \n, \t, ... or \u00XX, valid UTF-8 kept as it is, and each byte of invalid UTF-8 replaced by
@@ -26,7 +26,9 @@ class JsonWriter {
  public:
   JsonWriter& beginObject();
   JsonWriter& endObject();
-  JsonWriter& beginArray();
+  // `oneLine`: elements separated by ", " on the array's line (short lists such as a core's PUs);
+  // containers inside it stay on that line too.
+  JsonWriter& beginArray(bool oneLine = false);
   JsonWriter& endArray();
   JsonWriter& key(std::string_view name);
   JsonWriter& string(std::string_view text);
@@ -40,14 +42,14 @@ class JsonWriter {
   const std::string& text() const { return text_; }
 
  private:
-  // Starts a value: the comma and line break before an array element, nothing after a key.
+  // Starts a value or a key: the comma and line break before it, nothing after a key.
   void beforeValue();
   void newline();
-  void open(char bracket, bool isObject);
+  void open(char bracket, bool oneLine);
   void close(char bracket);
 
   struct Level {
-    bool isObject = false;
+    bool oneLine = false;
     size_t members = 0;
   };
   std::string text_;
@@ -55,4 +57,4 @@ class JsonWriter {
   bool afterKey_ = false;
 };
 
-}  // namespace hoop::perf
+}  // namespace hoop

@@ -1,10 +1,10 @@
-#include "json_writer.h"
+#include "base/json_writer.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-namespace hoop::perf {
+namespace hoop {
 namespace {
 
 // Length of the valid UTF-8 sequence at text[i], or 0 when it is not one (stray continuation
@@ -85,7 +85,7 @@ std::string jsonNumber(double value) {
 }
 
 JsonWriter& JsonWriter::beginObject() {
-  open('{', true);
+  open('{', false);
   return *this;
 }
 
@@ -94,8 +94,8 @@ JsonWriter& JsonWriter::endObject() {
   return *this;
 }
 
-JsonWriter& JsonWriter::beginArray() {
-  open('[', false);
+JsonWriter& JsonWriter::beginArray(bool oneLine) {
+  open('[', oneLine);
   return *this;
 }
 
@@ -105,9 +105,7 @@ JsonWriter& JsonWriter::endArray() {
 }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
-  Level& level = levels_.back();
-  if (level.members++ > 0) text_ += ',';
-  newline();
+  beforeValue();
   text_ += jsonString(name);
   text_ += ": ";
   afterKey_ = true;
@@ -156,8 +154,9 @@ void JsonWriter::beforeValue() {
     return;
   }
   if (levels_.empty()) return;  // the top-level value
-  if (levels_.back().members++ > 0) text_ += ',';
-  newline();
+  Level& level = levels_.back();
+  if (level.members++ > 0) text_ += level.oneLine ? ", " : ",";
+  if (!level.oneLine) newline();
 }
 
 void JsonWriter::newline() {
@@ -165,18 +164,19 @@ void JsonWriter::newline() {
   text_.append(2 * levels_.size(), ' ');
 }
 
-void JsonWriter::open(char bracket, bool isObject) {
+void JsonWriter::open(char bracket, bool oneLine) {
   beforeValue();
   text_ += bracket;
-  levels_.push_back({isObject, 0});
+  const bool inherited = !levels_.empty() && levels_.back().oneLine;
+  levels_.push_back({oneLine || inherited, 0});
 }
 
 void JsonWriter::close(char bracket) {
-  const bool empty = levels_.back().members == 0;
+  const Level level = levels_.back();
   levels_.pop_back();
-  if (!empty) newline();
+  if (level.members > 0 && !level.oneLine) newline();
   text_ += bracket;
   if (levels_.empty()) text_ += '\n';
 }
 
-}  // namespace hoop::perf
+}  // namespace hoop

@@ -1,4 +1,5 @@
-#include "json_writer.h"
+// The one JSON writer: string escaping, numbers, and the layout hoop-perf and hoop-topo print.
+#include "base/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +7,7 @@
 #include <limits>
 #include <string>
 
-namespace hoop::perf {
+namespace hoop {
 namespace {
 
 TEST(JsonString, PlainTextIsQuoted) { EXPECT_EQ(jsonString("allreduce"), "\"allreduce\""); }
@@ -99,5 +100,46 @@ TEST(JsonWriter, TopLevelArray) {
   EXPECT_EQ(json.text(), "[\n  1,\n  2\n]\n");
 }
 
+// hoop-topo's short lists (a core's PUs, the ring): ", " between elements, on the key's line.
+TEST(JsonWriter, OneLineArrays) {
+  JsonWriter json;
+  json.beginObject();
+  json.key("pus").beginArray(/*oneLine=*/true).unsignedInteger(0).unsignedInteger(8).endArray();
+  json.key("none").beginArray(/*oneLine=*/true).endArray();
+  json.key("one").beginArray(/*oneLine=*/true).integer(-1).endArray();
+  json.key("cores").beginArray();
+  json.beginObject().key("pus").beginArray(true).unsignedInteger(3).endArray().endObject();
+  json.endArray();
+  json.endObject();
+  EXPECT_EQ(json.text(),
+            "{\n"
+            "  \"pus\": [0, 8],\n"
+            "  \"none\": [],\n"
+            "  \"one\": [-1],\n"
+            "  \"cores\": [\n"
+            "    {\n"
+            "      \"pus\": [3]\n"
+            "    }\n"
+            "  ]\n"
+            "}\n");
+}
+
+// Inside a one-line array everything stays on its line, objects and arrays included.
+TEST(JsonWriter, ContainersInAOneLineArrayStayOnIt) {
+  JsonWriter json;
+  json.beginArray(/*oneLine=*/true);
+  json.beginObject().key("a").integer(1).key("b").string("x").endObject();
+  json.beginArray().integer(2).integer(3).endArray();
+  json.beginObject().endObject();
+  json.endArray();
+  EXPECT_EQ(json.text(), "[{\"a\": 1, \"b\": \"x\"}, [2, 3], {}]\n");
+}
+
+TEST(JsonWriter, TopLevelScalarHasNoNewline) {
+  JsonWriter json;
+  json.string("x");
+  EXPECT_EQ(json.text(), "\"x\"");
+}
+
 }  // namespace
-}  // namespace hoop::perf
+}  // namespace hoop
