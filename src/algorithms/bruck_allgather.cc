@@ -8,7 +8,6 @@
 //
 // Allgather only copies, so every rank ends with the same bits as long as every block arrives.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "algorithms/collective.h"
@@ -24,12 +23,11 @@ void bruckAllGather(Team& comm, const CollectiveArgs& args) {
   // The rotated view lives in the output itself; in place, our block already sits at its rank
   // slot, and slot 0 holds nothing yet.
   auto slot = [&](size_t i) { return output + i * blockBytes; };
-  // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
-  if (args.send != slot(0) && blockBytes > 0) std::memmove(slot(0), args.send, blockBytes);
+  executorFor(args.memory).copy(slot(0), args.send, blockBytes);
   if (n == 1) return;
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
   // Every round sends to one peer and receives from another, so connecting on first use could
   // wait in a cycle around the ranks; set up all of them at once first.
   std::vector<int> peers;

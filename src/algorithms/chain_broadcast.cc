@@ -23,7 +23,7 @@ void chainBroadcast(Team& comm, const CollectiveArgs& args) {
   const bool isLast = hops == n - 1;
   const size_t elementSize = dataTypeSize(args.type);
   const size_t pieceBytes = pieceElementsFor(comm, args) * elementSize;
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
 
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
     const size_t piece = std::min(pieceBytes, bytes - offset);

@@ -21,7 +21,7 @@ void chainReduce(Team& comm, const CollectiveArgs& args) {
   const int next = ring.next();
   const int prev = ring.prev();
   const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
+  Primitives prims(comm, args, pieceElements * elementSize,
                    /*scratchPieces=*/4);
 
   for (size_t offset = 0; offset < args.count || offset == 0; offset += pieceElements) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/types.h"
+#include "device/memory_kind.h"
 #include "transport/connection.h"
 
 namespace hoop {
@@ -24,6 +25,10 @@ struct CollectiveArgs {
   uint32_t seq = 0;  // this communicator's collective number, set by runCollective
   // Pipeline piece size the tuner chose for this call (set by runCollective); 0: HOOP_CHUNK_SIZE.
   size_t pieceBytes = 0;
+  // Where send and recv live, which picks the executor that moves and reduces them
+  // (device/executor.h), and the stream its work is ordered on (null for host memory).
+  MemoryKind memory = MemoryKind::kHost;
+  void* stream = nullptr;
 
   FrameTag tag() const {
     return {
@@ -67,8 +72,10 @@ void setAlgorithms(Team& comm, AlgoOverrides rules);
 // them with two ranks or more: runCollective answers a one-rank call itself.
 void ringAllReduce(Team& comm, const CollectiveArgs& args);
 void directAllReduce(Team& comm, const CollectiveArgs& args);
-// Small allreduces on one host: every rank reads every peer's input in place (shm eager buffers).
+// Small allreduces on one host: every rank reads every peer's input in place (eager messages,
+// which every shared-memory connection offers for at least kOneShotMaxBytes).
 inline constexpr size_t kOneShotMaxRanks = 8;
+inline constexpr size_t kOneShotMaxBytes = 8192;
 bool oneShotFits(const Team& comm, const CollectiveArgs& args);
 void oneShotAllReduce(Team& comm, const CollectiveArgs& args);
 // Small allreduces: log2(n) rounds trading the whole buffer with one partner per round.

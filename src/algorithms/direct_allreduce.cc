@@ -4,8 +4,6 @@
 //
 // Each rank evaluates the same expression (((x0 op x1) op x2) ...) on the same inputs, so
 // results are bitwise identical everywhere.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 #include "algorithms/rank_order_fold.h"
@@ -22,17 +20,14 @@ void directAllReduce(Team& comm, const CollectiveArgs& args) {
   // inputs[r] receives rank r's contribution. Our own is read where it lies unless the fold
   // would write over it first; only then is it copied beside the others, a pass over the buffer
   // that the 2-rank exchange never pays.
+  Primitives prims(comm, args, 0);
   const bool copyOwn = foldOverwritesOwnInput(args, self);
-  char* inputs = comm.scratch(n * bytes);
-  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
-  if (copyOwn && bytes > 0) {
-    std::memcpy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
-  }
+  char* inputs = prims.staging(n * bytes);
+  if (copyOwn) prims.copy(inputs + static_cast<size_t>(self) * bytes, args.send, bytes);
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) == self) continue;
     comm.connection(static_cast<int>(r)).postRecv(inputs + r * bytes, bytes, args.tag());
   }
-  Primitives prims(comm, args.tag(), args.type, args.op, 0);
   for (size_t r = 0; r < n; ++r) {
     if (static_cast<int>(r) != self) prims.send(static_cast<int>(r), args.send, bytes);
   }

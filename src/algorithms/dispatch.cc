@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/logging.h"
-#include "device/cpu/reduce.h"
+#include "device/executor.h"
 
 namespace hoop {
 namespace {
@@ -168,7 +168,7 @@ void runSchedule(Team& comm, CollectiveArgs& args, const AlgorithmEntry& schedul
   if (reduction && comm.size() == 1) {
     // The reduction of one input is that input (avg divides by one): no schedule needs to
     // know, so none checks.
-    finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
+    executorFor(args.memory).finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
     return;
   }
   schedule.run(comm, args);

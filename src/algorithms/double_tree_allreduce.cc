@@ -73,7 +73,7 @@ void doubleTreeAllReduce(Team& comm, const CollectiveArgs& args) {
   comm.connectAll(neighbours);
 
   const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
+  Primitives prims(comm, args, pieceElements * elementSize,
                    /*scratchPieces=*/4);
   // A rank is mostly a leaf in one tree and an inner node in the other. Going up, its leaf send
   // goes first: it waits on nothing, and the other tree's reduction needs it. Coming down, the

@@ -4,7 +4,6 @@
 // hands on the column of blocks it gathered, one host's block after another. Each host sends
 // (hosts-1)/hosts of the data across the network, spread over one connection per local index, in
 // hosts-1 network steps instead of the flat ring's ranks-1.
-#include <cstring>
 
 #include "algorithms/collective.h"
 #include "algorithms/ring_phases.h"
@@ -18,11 +17,9 @@ void hierarchicalAllGather(Team& comm, const CollectiveArgs& args) {
   const size_t blockBytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   auto blockOfRank = [&](int rank) { return output + static_cast<size_t>(rank) * blockBytes; };
-  if (blockOfRank(comm.rank()) != args.send && blockBytes > 0) {
-    std::memmove(blockOfRank(comm.rank()), args.send, blockBytes);
-  }
+  executorFor(args.memory).copy(blockOfRank(comm.rank()), args.send, blockBytes);
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
 
   ringAllGatherBlocks(
       prims, cross, [&](size_t host) { return blockOfRank(cross.at(host)); }, blockBytes,

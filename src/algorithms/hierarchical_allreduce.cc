@@ -21,7 +21,7 @@ void hierarchicalAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t pieceElements = pieceElementsFor(comm, args);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
+  Primitives prims(comm, args, pieceElements * elementSize);
 
   // Loops of localSize * cross.size() pieces, so the cross-host step moves whole pieces.
   const size_t loopElements = localSize * cross.size() * pieceElements;

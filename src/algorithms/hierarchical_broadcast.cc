@@ -28,7 +28,7 @@ void hierarchicalBroadcast(Team& comm, const CollectiveArgs& args) {
   const int crossNext = comm.rankAt((host + 1) % hosts, rootLocal);
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
     char* piece = output + offset;
     const size_t pieceSize = std::min(pieceBytes, bytes - offset);

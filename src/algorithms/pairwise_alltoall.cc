@@ -2,8 +2,6 @@
 // receives the block from rank - k, so each step pairs every rank with exactly one sender and
 // one receiver and no link carries two transfers at once. Blocks go in pieces, sends posted
 // ahead of the matching receive, so large blocks stream and use every socket of a connection.
-#include <cstring>
-
 #include "algorithms/collective.h"
 #include "algorithms/primitives.h"
 
@@ -16,19 +14,19 @@ void pairwiseAllToAll(Team& comm, const CollectiveArgs& args) {
   const size_t elementSize = dataTypeSize(args.type);
   auto* output = static_cast<char*>(args.recv);
   const auto* input = static_cast<const char*>(args.send);
+  Primitives prims(comm, args, 0);
   if (input == output) {
     // In place: the blocks this rank sends would be overwritten by the ones it receives, so
     // send from a copy.
-    char* copy = comm.scratch(n * blockBytes);
-    if (blockBytes > 0) std::memcpy(copy, input, n * blockBytes);  // NULL is allowed at count 0
+    char* copy = prims.staging(n * blockBytes);
+    prims.copy(copy, input, n * blockBytes);
     input = copy;
-  } else if (blockBytes > 0) {
-    std::memmove(output + self * blockBytes, input + self * blockBytes, blockBytes);
+  } else {
+    prims.copy(output + self * blockBytes, input + self * blockBytes, blockBytes);
   }
   if (n == 1) return;
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * elementSize;
-  Primitives prims(comm, args.tag(), args.type, args.op, 0);
   for (size_t step = 1; step < n; ++step) {
     const size_t to = (self + step) % n;
     const size_t from = (self + n - step) % n;

@@ -1,7 +1,5 @@
 #include "algorithms/power_of_two_fold.h"
 
-#include <cstring>
-
 namespace hoop {
 
 PowerOfTwoFold::PowerOfTwoFold(int rank, int ranks) : rank_(rank) {
@@ -50,10 +48,9 @@ void foldedAllReduce(Team& comm, const CollectiveArgs& args,
                      FunctionRef<void(const FoldedRound&)> survivorsRun) {
   const size_t elementSize = dataTypeSize(args.type);
   auto* result = static_cast<char*>(args.recv);
-  // Count 0 may come with NULL buffers, and memcpy on NULL is undefined even for 0 bytes.
-  if (args.send != args.recv && args.bytes() > 0) std::memcpy(result, args.send, args.bytes());
   const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
+  Primitives prims(comm, args, pieceElements * elementSize);
+  prims.copy(result, args.send, args.bytes());
   const PowerOfTwoFold fold(comm.rank(), comm.size());
 
   fold.foldIn(prims, result, args.count, elementSize, pieceElements);

@@ -1,13 +1,24 @@
 #include "algorithms/primitives.h"
 
 #include <algorithm>
-#include <cstring>
+
+#include "transport/capabilities.h"
 
 namespace hoop {
 
+Primitives::Primitives(Team& comm, const CollectiveArgs& args, size_t pieceBytes,
+                       size_t scratchPieces)
+    : Primitives(comm, executorFor(args.memory), args.tag(), args.type, args.op, pieceBytes,
+                 scratchPieces) {}
+
 Primitives::Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
                        size_t scratchPieces)
+    : Primitives(comm, executorFor(MemoryKind::kHost), tag, type, op, pieceBytes, scratchPieces) {}
+
+Primitives::Primitives(Team& comm, Executor& executor, FrameTag tag, DataType type, RedOp op,
+                       size_t pieceBytes, size_t scratchPieces)
     : comm_(comm),
+      executor_(executor),
       tag_(tag),
       type_(type),
       op_(op),
@@ -15,8 +26,16 @@ Primitives::Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t
       scratchPieces_(scratchPieces),
       scratchSends_(scratchPieces) {
   // One staging slot for the piece being received, then the send scratch slots.
-  staging_ = comm.scratch(pieceBytes * (1 + scratchPieces));
+  staging_ = comm.staging(executor_, pieceBytes * (1 + scratchPieces));
   scratchBase_ = staging_ + pieceBytes;
+}
+
+char* Primitives::staging(size_t bytes) {
+  // Growing the team's staging moves it: the pieces' slots move with it.
+  const size_t piecesBytes = pieceBytes_ * (1 + scratchPieces_);
+  staging_ = comm_.staging(executor_, piecesBytes + bytes);
+  scratchBase_ = staging_ + pieceBytes_;
+  return staging_ + piecesBytes;
 }
 
 void Primitives::awaitRecv(Connection& c, uint64_t ticket, int from) {
@@ -51,17 +70,22 @@ void Primitives::awaitRecv(int from, uint64_t ticket) {
   awaitRecv(comm_.connection(from), ticket, from);
 }
 
+InPlaceReceive* Primitives::inPlaceFrom(int from, size_t bytes) {
+  InPlaceReceive* inPlace = comm_.connection(from).inPlaceReceive();
+  return inPlace != nullptr && inPlace->canPeek(bytes) ? inPlace : nullptr;
+}
+
 template <typename Use>
 void Primitives::withReceived(int from, size_t bytes, Use use) {
-  // Over shared memory a piece that fits one slot is used where it lies, in the peer's slot:
-  // one memory pass less than copying it out first. recv() never leaves a receive posted, so
-  // nothing is queued ahead of the peek.
-  if (ShmConnection* shm = comm_.shmConnection(from); shm != nullptr && shm->canPeek(bytes)) {
+  // A piece the connection can hand over in place (one shared-memory slot) is used where it
+  // lies: one memory pass less than copying it out first. recv() never leaves a receive posted,
+  // so nothing is queued ahead of the peek.
+  if (InPlaceReceive* inPlace = inPlaceFrom(from, bytes)) {
     const void* received = nullptr;
-    comm_.waitUntil([&] { return (received = shm->peekRecv(bytes, tag_)) != nullptr; },
+    comm_.waitUntil([&] { return (received = inPlace->peekRecv(bytes, tag_)) != nullptr; },
                     [&] { return str("data from ", comm_.describePeer(from)); });
     use(received);
-    shm->releasePeeked();
+    inPlace->releasePeeked();
     return;
   }
   recv(from, staging_, bytes);
@@ -70,21 +94,23 @@ void Primitives::withReceived(int from, size_t bytes, Use use) {
 
 void* Primitives::outboundSlot(int to, size_t bytes) {
   // Smaller pieces gain nothing: a reduction that stores into a slot the peer's core last read
-  // runs slower than one into this rank's cache followed by a memcpy, and the piece is still in
+  // runs slower than one into this rank's cache followed by a copy, and the piece is still in
   // cache for that copy (2 ranks, ring: +15% at 16 KiB pieces, +7% at 64 KiB, then -10% at
   // 256 KiB and -15% at 512 KiB, where the separate copy is one more pass beyond L2).
   constexpr size_t kInPlaceFromBytes = 256 << 10;
-  ShmConnection* shm = bytes >= kInPlaceFromBytes ? comm_.shmConnection(to) : nullptr;
-  if (shm == nullptr) return nullptr;
-  if (void* slot = shm->sendSlot(bytes)) return slot;
+  if (bytes < kInPlaceFromBytes) return nullptr;
+  Connection& c = comm_.connection(to);
+  DirectSend* direct = c.directSend();
+  if (direct == nullptr) return nullptr;
+  if (void* slot = direct->sendSlot(bytes)) return slot;
   // A send posted just before (a ring's first step) waits in the queue for the next progress
   // pass: let it out now, so this piece can follow it straight into the next slot.
-  shm->progress();
-  return shm->sendSlot(bytes);
+  c.progress();
+  return direct->sendSlot(bytes);
 }
 
 void Primitives::sendWritten(int to, size_t bytes) {
-  comm_.shmConnection(to)->publishSend(bytes, tag_);
+  comm_.connection(to).directSend()->publishSend(bytes, tag_);
 }
 
 void Primitives::recvReduceSend(int from, int to, const void* in, void* out, size_t count) {
@@ -92,7 +118,7 @@ void Primitives::recvReduceSend(int from, int to, const void* in, void* out, siz
   // The slot is taken before the wait: free slots only grow while this rank posts nothing.
   if (void* slot = outboundSlot(to, bytes)) {
     withReceived(from, bytes, [&](const void* received) {
-      reduceCopy(out, slot, received, in, count, type_, op_);
+      executor_.reduceCopy(out, slot, received, in, count, type_, op_);
     });
     sendWritten(to, bytes);
     return;
@@ -102,8 +128,9 @@ void Primitives::recvReduceSend(int from, int to, const void* in, void* out, siz
 }
 
 void Primitives::recvReduce(int from, const void* in, void* out, size_t count) {
-  withReceived(from, count * dataTypeSize(type_),
-               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
+  withReceived(from, count * dataTypeSize(type_), [&](const void* received) {
+    executor_.reduce(out, received, in, count, type_, op_);
+  });
 }
 
 void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out, size_t count,
@@ -111,7 +138,7 @@ void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out,
   const size_t bytes = count * dataTypeSize(type_);
   void* slot = to >= 0 ? outboundSlot(to, bytes) : nullptr;
   withReceived(from, bytes, [&](const void* received) {
-    reduceCopyFinal(out, slot, received, in, count, type_, op_, divisor);
+    executor_.reduceCopyFinal(out, slot, received, in, count, type_, op_, divisor);
   });
   if (slot != nullptr) {
     sendWritten(to, bytes);
@@ -123,10 +150,10 @@ void Primitives::recvReduceCopySend(int from, int to, const void* in, void* out,
 void Primitives::recvCopySend(int from, int to, void* out, size_t bytes) {
   // Size first (inside outboundSlot): small pieces, the common case, look no further.
   if (void* slot = outboundSlot(to, bytes)) {
-    if (ShmConnection* source = comm_.shmConnection(from); source && source->canPeek(bytes)) {
+    if (inPlaceFrom(from, bytes) != nullptr) {
       withReceived(from, bytes, [&](const void* received) {
-        std::memcpy(out, received, bytes);
-        std::memcpy(slot, received, bytes);
+        executor_.copy(out, received, bytes);
+        executor_.copy(slot, received, bytes);
       });
       sendWritten(to, bytes);
       return;
@@ -147,14 +174,16 @@ char* Primitives::takeScratchSlot() {
 void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t count) {
   const size_t bytes = count * dataTypeSize(type_);
   if (void* slot = outboundSlot(to, bytes)) {  // the slot is the scratch: nothing to keep here
-    withReceived(from, bytes,
-                 [&](const void* received) { reduce(slot, received, in, count, type_, op_); });
+    withReceived(from, bytes, [&](const void* received) {
+      executor_.reduce(slot, received, in, count, type_, op_);
+    });
     sendWritten(to, bytes);
     return;
   }
   char* out = takeScratchSlot();
-  withReceived(from, count * dataTypeSize(type_),
-               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
+  withReceived(from, count * dataTypeSize(type_), [&](const void* received) {
+    executor_.reduce(out, received, in, count, type_, op_);
+  });
   Connection& c = comm_.connection(to);
   send(to, out, count * dataTypeSize(type_));
   scratchSends_[(nextScratch_ - 1) % scratchPieces_] = {&c, c.sendsPosted() - 1, to};
@@ -162,8 +191,9 @@ void Primitives::recvReduceSendScratch(int from, int to, const void* in, size_t 
 
 const char* Primitives::recvReduceScratch(int from, const void* in, size_t count) {
   char* out = takeScratchSlot();
-  withReceived(from, count * dataTypeSize(type_),
-               [&](const void* received) { reduce(out, received, in, count, type_, op_); });
+  withReceived(from, count * dataTypeSize(type_), [&](const void* received) {
+    executor_.reduce(out, received, in, count, type_, op_);
+  });
   return out;
 }
 
@@ -180,9 +210,9 @@ void Primitives::sendRecv(int to, const void* sendData, size_t sendBytes, int fr
 
 void Primitives::combineInRankOrder(int peer, void* data, const void* received, size_t count) {
   if (peer < comm_.rank()) {
-    reduce(data, received, data, count, type_, op_);
+    executor_.reduce(data, received, data, count, type_, op_);
   } else {
-    reduce(data, data, received, count, type_, op_);
+    executor_.reduce(data, data, received, count, type_, op_);
   }
 }
 
@@ -195,7 +225,7 @@ void Primitives::exchangeCombine(int peer, const void* give, size_t giveCount, v
                                  size_t keepCount) {
   const size_t elementSize = dataTypeSize(type_);
   const size_t keepBytes = keepCount * elementSize;
-  if (ShmConnection* shm = comm_.shmConnection(peer); shm != nullptr && shm->canPeek(keepBytes)) {
+  if (inPlaceFrom(peer, keepBytes) != nullptr) {
     // The partner's piece fits a slot: combine it where it lies instead of copying it out first
     // (one memory pass less per round; recursive doubling and halving are made of these). Both
     // partners send before they look, and a piece takes one slot, so neither waits on the other.

@@ -1,26 +1,30 @@
 // The data-movement steps schedules are written in (DESIGN.md section 2). A schedule says which
 // piece goes where; these say how: post, wait, reduce, forward. Sends are asynchronous and their
 // buffers must stay untouched until finish() (or until a later step proves the peer has them).
+// Every copy and reduction runs on the call's executor (device/executor.h), and the zero-copy
+// paths are whatever the connections offer (transport/capabilities.h): no step knows which
+// memory or transport it moves.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 #include <vector>
 
 #include "algorithms/collective.h"
 #include "algorithms/team.h"
 #include "base/error.h"
-#include "device/cpu/reduce.h"
+#include "device/executor.h"
 #include "transport/connection.h"
-#include "transport/shm/shm_connection.h"
 
 namespace hoop {
 
 class Primitives {
  public:
   // `scratchPieces` send-side scratch slots of `pieceBytes` each, for intermediate results that
-  // have no home in the user's buffers (reduce-scatter, reduce).
+  // have no home in the user's buffers (reduce-scatter, reduce). Runs on the executor for
+  // args.memory.
+  Primitives(Team& comm, const CollectiveArgs& args, size_t pieceBytes, size_t scratchPieces = 0);
+  // For messages in host memory outside a collective call (barrier, measurements).
   Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
              size_t scratchPieces = 0);
 
@@ -64,25 +68,43 @@ class Primitives {
   // Waits until every send this rank has posted (on any connection) has left this process.
   void finish();
 
+  // Local steps, on the call's executor.
+  // dst = src; the ranges may overlap.
+  void copy(void* dst, const void* src, size_t bytes) { executor_.copy(dst, src, bytes); }
+  // For avg, data /= divisor (the ranks that contributed): the step that finishes an average
+  // whose sums were reduced without dividing. Nothing for other ops.
+  void finishAverage(void* data, size_t count, size_t divisor) {
+    executor_.finishAverage(data, data, count, type_, op_, divisor);
+  }
+  // Staging of `bytes` in the call's memory for the schedule's own use (inputs gathered for a
+  // fold, a copy of an input that the output overwrites), beside the pieces' staging. Take it
+  // once, before the first step; valid while this object lives.
+  char* staging(size_t bytes);
+
  private:
+  Primitives(Team& comm, Executor& executor, FrameTag tag, DataType type, RedOp op,
+             size_t pieceBytes, size_t scratchPieces);
   void awaitRecv(Connection& c, uint64_t ticket, int from);
   void awaitSend(Connection& c, uint64_t ticket, int to);
   // Receives a piece and calls use(data) on it: in place in the peer's shared-memory slot when
   // it fits one, else copied into the staging slot first.
   template <typename Use>
   void withReceived(int from, size_t bytes, Use use);
-  // Over shared memory, the next slot to `to` when a piece of `bytes` can be written straight
-  // into it now (ShmConnection::sendSlot), else null; sendWritten hands the written piece over.
-  // A reduction that writes its result there saves the copy a posted send would make. Nothing
-  // may be sent to `to` in between.
+  // The next slot to `to` when a piece of `bytes` can be written straight into it now (the
+  // connection's DirectSend), else null; sendWritten hands the written piece over. A reduction
+  // that writes its result there saves the copy a posted send would make. Nothing may be sent to
+  // `to` in between.
   void* outboundSlot(int to, size_t bytes);
   void sendWritten(int to, size_t bytes);
+  // The connection from `from` when it can hand over a piece of `bytes` in place, else null.
+  InPlaceReceive* inPlaceFrom(int from, size_t bytes);
   // The next scratch slot, once the send that last used it has completed.
   char* takeScratchSlot();
   // data = (lower rank's data) op (higher rank's data), `received` coming from `peer`.
   void combineInRankOrder(int peer, void* data, const void* received, size_t count);
 
   Team& comm_;
+  Executor& executor_;
   FrameTag tag_;
   DataType type_;
   RedOp op_;
@@ -107,10 +129,9 @@ inline size_t pieceElementsFor(const Team& comm, const CollectiveArgs& args) {
 }
 
 // A broadcast's first step at its root: the input becomes the output the pieces go out from.
-// Count 0 may come with NULL buffers, and mem* on NULL is undefined even for 0 bytes.
 inline void rootInputToOutput(const Team& comm, const CollectiveArgs& args) {
-  if (comm.rank() == args.root && args.send != args.recv && args.bytes() > 0) {
-    std::memmove(args.recv, args.send, args.bytes());
+  if (comm.rank() == args.root && args.send != args.recv) {
+    executorFor(args.memory).copy(args.recv, args.send, args.bytes());
   }
 }
 

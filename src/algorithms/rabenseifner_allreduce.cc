@@ -102,8 +102,8 @@ void rabenseifnerAllReduce(Team& comm, const CollectiveArgs& args) {
     const Blocks blocks{EvenSplit{args.count, round.fold.survivors()}, elementSize, round.result};
     reduceScatterByHalving(round, blocks, elementSize);
     const size_t self = round.fold.index();
-    finishAverage(blocks.at(self, 1), blocks.at(self, 1), blocks.count(self, 1), args.type, args.op,
-                  static_cast<size_t>(comm.size()));
+    round.prims.finishAverage(blocks.at(self, 1), blocks.count(self, 1),
+                              static_cast<size_t>(comm.size()));
     allGatherByDoubling(round, blocks, elementSize);
   });
 }

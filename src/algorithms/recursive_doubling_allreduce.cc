@@ -25,8 +25,7 @@ void recursiveDoublingAllReduce(Team& comm, const CollectiveArgs& args) {
         if (args.count == 0) break;
       }
     }
-    finishAverage(round.result, round.result, args.count, args.type, args.op,
-                  static_cast<size_t>(comm.size()));
+    round.prims.finishAverage(round.result, args.count, static_cast<size_t>(comm.size()));
   });
 }
 

@@ -1,7 +1,6 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/team.h"
-#include "transport/shm/shm_layout.h"
 
 namespace hoop {
 
@@ -13,7 +12,7 @@ namespace {
 
 constexpr std::string_view kOneShotServes =
     "calls of up to 8 KiB on up to 8 ranks that all reach each other over shared memory";
-static_assert(ShmLayout::kEagerBytes == 8192 && kOneShotMaxRanks == 8,
+static_assert(kOneShotMaxBytes == 8192 && kOneShotMaxRanks == 8,
               "kOneShotServes must say what oneShotFits accepts");
 constexpr std::string_view kHierarchyServes =
     "communicators of several hosts with the same number (two or more) of ranks on each";

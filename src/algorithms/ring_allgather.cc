@@ -1,7 +1,6 @@
 // Ring allgather: each rank's block travels once around the ring, forwarded by every rank as it
 // arrives, piece by piece so a large block keeps every link busy. Rank r's block lands at
 // offset r * count on every rank.
-#include <cstring>
 
 #include "algorithms/collective.h"
 #include "algorithms/ring_phases.h"
@@ -32,13 +31,10 @@ void ringAllGather(Team& comm, const CollectiveArgs& args) {
   auto blockOf = [&](size_t pos) {
     return output + static_cast<size_t>(ring.at(pos)) * blockBytes;
   };
-  // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
-  if (blockOf(ring.position) != args.send && blockBytes > 0) {
-    std::memmove(blockOf(ring.position), args.send, blockBytes);
-  }
+  executorFor(args.memory).copy(blockOf(ring.position), args.send, blockBytes);
   if (ring.size() == 1) return;
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
   ringAllGatherBlocks(prims, ring, blockOf, blockBytes, pieceBytes);
   prims.finish();
 }

@@ -62,7 +62,7 @@ void ringAllReduce(Team& comm, const CollectiveArgs& args) {
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
   const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize);
+  Primitives prims(comm, args, pieceElements * elementSize);
   ringAllReduceOver(prims, comm.ring(), input, output, args.count, elementSize, pieceElements, n);
   prims.finish();
 }

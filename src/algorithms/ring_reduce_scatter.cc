@@ -20,7 +20,7 @@ void ringReduceScatter(Team& comm, const CollectiveArgs& args) {
   const size_t pieceElements = pieceElementsFor(comm, args);
   const size_t pieceBytes = pieceElements * elementSize;
   // Enough scratch slots that a rank rarely waits for its own earlier sends to drain.
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes, /*scratchPieces=*/4);
+  Primitives prims(comm, args, pieceBytes, /*scratchPieces=*/4);
 
   for (size_t offset = 0; offset < args.count || offset == 0; offset += pieceElements) {
     const size_t count = std::min(pieceElements, args.count - offset);

@@ -1,11 +1,11 @@
 // A group of sends and receives: everything is posted at once and completes together, so
 // exchanges in any direction and order cannot deadlock. Large messages are cut into pieces so
 // they spread over all of a connection's streams.
-#include <cstring>
 
 #include "algorithms/collective.h"
 #include "algorithms/team.h"
 #include "base/error.h"
+#include "device/executor.h"
 
 namespace hoop {
 
@@ -72,8 +72,8 @@ void runP2pGroup(Team& comm, const std::vector<P2pOp>& ops) {
       fail(hoopInvalidUsage, "rank ", self, ": send to itself of ", sendBytes,
            " bytes matched with a receive of ", recvBytes, " bytes");
     }
-    // Count 0 may come with NULL buffers, and memmove on NULL is undefined even for 0 bytes.
-    if (sendBytes > 0) std::memmove(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
+    // Point-to-point buffers are host memory (the C API checks).
+    executorFor(MemoryKind::kHost).copy(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
   }
   for (const Waiting& w : waits) {
     comm.waitUntil(

@@ -39,4 +39,10 @@ ScheduleTrials& Team::scheduleTrials() {
   return *scheduleTrials_;
 }
 
+char* Team::staging(const Executor& executor, size_t bytes) {
+  std::unique_ptr<Staging>& staging = staging_[static_cast<size_t>(executor.memory())];
+  if (staging == nullptr) staging = executor.newStaging();
+  return staging->reserve(bytes);
+}
+
 }  // namespace hoop

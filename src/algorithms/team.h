@@ -20,6 +20,7 @@
 #include "algorithms/tuner.h"
 #include "base/function_ref.h"
 #include "base/types.h"
+#include "device/executor.h"
 #include "transport/connection.h"
 
 namespace hoop {
@@ -94,9 +95,10 @@ class Team {
   // Drives every connection until done() holds. Throws on abort, on the time-out (naming
   // `waitingFor()`) and on a connection's failure.
   virtual void waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor) = 0;
-  // Staging memory for received pieces, grown on demand and kept for later calls. Growing it
-  // moves it: take it once per operation, at the largest size the operation needs.
-  virtual char* scratch(size_t bytes) = 0;
+  // Staging memory of `executor`'s kind for received pieces and intermediate results, grown on
+  // demand and kept for later calls (one buffer per memory kind). Growing it moves it: take it
+  // once per operation, at the largest size the operation needs.
+  char* staging(const Executor& executor, size_t bytes);
 
   // The settings the schedule choice follows (HOOP_CHUNK_SIZE, HOOP_ALGO, HOOP_TUNE_*, the shm
   // ring's depth): every rank has the same (checked at init).
@@ -159,6 +161,7 @@ class Team {
  private:
   std::array<ScheduleMemo, 16> scheduleMemos_{};
   std::unique_ptr<ScheduleTrials> scheduleTrials_;
+  std::array<std::unique_ptr<Staging>, kNumMemoryKinds> staging_;
   std::vector<std::pair<OpKind, const char*>> announcedSchedules_;
   std::vector<std::pair<OpKind, const char*>> unfitForcedSchedules_;  // warned about
 };

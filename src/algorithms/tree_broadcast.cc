@@ -20,7 +20,7 @@ void treeBroadcast(Team& comm, const CollectiveArgs& args) {
   comm.connectAll(node.neighbours());
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceBytes);
+  Primitives prims(comm, args, pieceBytes);
   // At least one (possibly empty) piece, so every rank takes part in zero-byte calls.
   for (size_t offset = 0; offset < bytes || offset == 0; offset += pieceBytes) {
     const size_t piece = std::min(pieceBytes, bytes - offset);

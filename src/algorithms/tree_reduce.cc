@@ -22,7 +22,7 @@ void treeReduce(Team& comm, const CollectiveArgs& args) {
   comm.connectAll(node.neighbours());
 
   const size_t pieceElements = pieceElementsFor(comm, args);
-  Primitives prims(comm, args.tag(), args.type, args.op, pieceElements * elementSize,
+  Primitives prims(comm, args, pieceElements * elementSize,
                    /*scratchPieces=*/4);
   // At least one (possibly empty) piece, so every rank takes part in zero-count calls.
   for (size_t offset = 0; offset < args.count || offset == 0; offset += pieceElements) {

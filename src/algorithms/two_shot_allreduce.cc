@@ -41,7 +41,7 @@ void twoShotAllReduce(Team& comm, const CollectiveArgs& args) {
     const size_t count = std::min(sliceElements, pieces.size(piece) - begin);
     return Slice{(pieces.offset(piece) + begin) * elementSize, count * elementSize};
   };
-  Primitives prims(comm, args.tag(), args.type, args.op, sliceElements * elementSize);
+  Primitives prims(comm, args, sliceElements * elementSize);
 
   // Results of the round before, still arriving: (owner, ticket).
   std::vector<std::pair<int, uint64_t>> arriving;

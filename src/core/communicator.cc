@@ -213,9 +213,4 @@ void Communicator::adaptToCores() {
   }
 }
 
-char* Communicator::scratch(size_t bytes) {
-  if (scratch_.size() < bytes) scratch_.resize(bytes);
-  return scratch_.data();
-}
-
 }  // namespace hoop

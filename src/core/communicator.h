@@ -93,7 +93,6 @@ class Communicator final : public Team {
 
   std::string describePeer(int rank) const override { return peers_[rank].describe(); }
   uint64_t peerHostId(int rank) const override { return peers_[rank].hostId; }
-  char* scratch(size_t bytes) override;
   size_t chunkBytes() const override { return config_.chunkBytes; }
   bool chunkSetByUser() const override { return config_.chunkSetByUser; }
   const CostModel& costModel() const override { return config_.costModel; }
@@ -156,7 +155,6 @@ class Communicator final : public Team {
   static constexpr Clock::time_point kNoDeadlineYet = Clock::time_point::max();
   Clock::time_point deadline();
   Clock::time_point deadline_{};
-  std::vector<char> scratch_;
   std::vector<pollfd> pollFds_;
   std::atomic<bool> abort_{false};
   UniqueFd wakeup_;  // eventfd written by requestAbort

@@ -42,6 +42,11 @@ struct FrameTag {
 // mismatch, for error messages, with the op and root only where the kind of call has them.
 std::string describeCall(OpKind kind, uint32_t seq, const CallParams& call);
 
+// Optional zero-copy paths (capabilities.h).
+class InPlaceReceive;
+class DirectSend;
+class EagerMessages;
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -75,6 +80,12 @@ class Connection {
   // another peer that made a different call (a broadcast's other root: its data lands where
   // nobody waits for it, while this rank waits for data that will never come).
   virtual std::optional<FrameTag> peekUnclaimed() { return std::nullopt; }
+
+  // The zero-copy paths this connection offers (capabilities.h), or nullptr where it has none:
+  // a receive read in place, a send written where the peer reads it, small eager messages.
+  virtual InPlaceReceive* inPlaceReceive() { return nullptr; }
+  virtual DirectSend* directSend() { return nullptr; }
+  virtual EagerMessages* eagerMessages() { return nullptr; }
 
   // Nothing posted is unfinished, and nothing else waits on the peer (a transport with more ways
   // to wait than posted messages says so here).

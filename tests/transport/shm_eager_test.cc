@@ -1,17 +1,22 @@
-// Eager messages on a shared-memory connection (ShmConnection::tryEagerSend / peekEager): exact
+// Eager messages on a shared-memory connection (EagerMessages::tryEagerSend / peekEager): exact
 // data in both directions, the two buffers' turn-taking, and calls that do not match, between
 // two real processes.
 #include <gtest/gtest.h>
 
+#include "algorithms/collective.h"
 #include "shm_test_util.h"
 #include "transport/shm/shm_connection.h"
 
 namespace hoop::test {
 namespace {
 
-ShmConnection::EagerCall callOf(uint32_t seq, size_t bytes) {
+EagerCall callOf(uint32_t seq, size_t bytes) {
   return {{OpKind::kAllReduce, seq}, DataType::kUint8, RedOp::kSum, bytes, bytes};
 }
+
+// The one-shot allreduce serves calls of up to kOneShotMaxBytes wherever every peer is over
+// shared memory: this path must carry them.
+static_assert(ShmLayout::kEagerBytes >= kOneShotMaxBytes);
 
 size_t sizeOf(size_t message) { return (message * 977) % (ShmLayout::kEagerBytes + 1); }
 

@@ -203,6 +203,11 @@ TEST(ShmPeek, ReadsMessagesInPlaceAndReleasesSlots) {
         driveUntilIdle(connection);
       });
   ShmConnection& connection = *pair.connection;
+  // Schedules reach the zero-copy paths through the Connection interface, not the class.
+  Connection& generic = connection;
+  EXPECT_EQ(generic.inPlaceReceive(), static_cast<InPlaceReceive*>(&connection));
+  EXPECT_EQ(generic.directSend(), static_cast<DirectSend*>(&connection));
+  EXPECT_EQ(generic.eagerMessages(), static_cast<EagerMessages*>(&connection));
   EXPECT_TRUE(connection.canPeek(4096));
   EXPECT_FALSE(connection.canPeek(4097));
 

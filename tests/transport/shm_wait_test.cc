@@ -141,7 +141,7 @@ TEST(ShmWait, UnannouncedSleeperIsNotWoken) {
 void exchangeWhileSleeping(ShmConnection& connection, int direction, size_t messages,
                            size_t& sleeps) {
   for (size_t m = 0; m < messages; ++m) {
-    const ShmConnection::EagerCall call{
+    const EagerCall call{
         {OpKind::kAllReduce, static_cast<uint32_t>(m)}, DataType::kUint64, RedOp::kSum, 1, 8};
     const uint64_t mine = 2 * m + static_cast<uint64_t>(direction);
     bool sent = false;
@@ -202,8 +202,7 @@ TEST(ShmWait, EagerExchangesBetweenSleepersLoseNoWakeUp) {
 // An eager send leaves its wake-up owed: a peer already asleep on the message stays asleep
 // until finishWakeUp(), and is woken by it, not by its sleep's limit.
 TEST(ShmWait, EagerSendWakesASleeperAtFinishWakeUp) {
-  const ShmConnection::EagerCall call{
-      {OpKind::kAllReduce, 0}, DataType::kUint64, RedOp::kSum, 1, 8};
+  const EagerCall call{{OpKind::kAllReduce, 0}, DataType::kUint64, RedOp::kSum, 1, 8};
   auto pair = connectPair(
       ShmOptions{}, ShmOptions{}, [&](ShmConnection& connection, SocketSetupChannel& channel) {
         const uint32_t seen = connection.waitWord()->load(std::memory_order_acquire);

@@ -9,23 +9,11 @@
 // driver call answers from the driver's address map and creates nothing.
 #pragma once
 
+#include "device/memory_kind.h"
+
 namespace hoop {
 
-enum class MemoryKind {
-  kHost,     // ordinary or pinned host memory, or anything CUDA does not know
-  kDevice,   // cudaMalloc / cuMemAlloc / cuMemMap memory: not readable by the CPU
-  kManaged,  // cudaMallocManaged: readable by both
-};
-
+// The kind of memory `pointer` points into (MemoryKind is in device/memory_kind.h).
 MemoryKind memoryKindOf(const void* pointer);
-
-constexpr const char* memoryKindName(MemoryKind kind) {
-  switch (kind) {
-    case MemoryKind::kHost: return "host";
-    case MemoryKind::kDevice: return "device";
-    case MemoryKind::kManaged: return "managed";
-  }
-  return "?";
-}
 
 }  // namespace hoop

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/capabilities.h"
 #include "transport/connection.h"
 #include "transport/shm/peer_process.h"
 #include "transport/shm/shm_layout.h"
@@ -26,7 +27,10 @@
 
 namespace hoop {
 
-class ShmConnection : public Connection {
+class ShmConnection : public Connection,
+                      public InPlaceReceive,
+                      public DirectSend,
+                      public EagerMessages {
  public:
   // What connectShm agreed with the peer.
   struct Setup {
@@ -88,10 +92,11 @@ class ShmConnection : public Connection {
   // it throws when the peer is gone.
   // releasePeeked(): hands the slot back to the sender. The message counts as one receive:
   // recvsPosted() and recvsCompleted() both advance, so tickets keep matching the peer's sends.
-  bool canPeek(size_t bytes) const;
+  bool canPeek(size_t bytes) const override;
   std::optional<FrameTag> peekUnclaimed() override;
-  const void* peekRecv(size_t bytes, FrameTag tag);
-  void releasePeeked();
+  const void* peekRecv(size_t bytes, FrameTag tag) override;
+  void releasePeeked() override;
+  InPlaceReceive* inPlaceReceive() override { return this; }
 
   // Zero-copy send: the caller writes a message straight into the next outbound slot, so a
   // reduction can put its result there in the pass that computes it (no copy in afterwards).
@@ -103,8 +108,9 @@ class ShmConnection : public Connection {
   // publishSend(bytes, tag): hands the message written at sendSlot(bytes) to the peer. It counts
   // as one send, posted and complete at once (tickets keep matching the peer's receives), and
   // returns its ticket. Nothing may be posted between the two calls.
-  void* sendSlot(size_t bytes);
-  uint64_t publishSend(size_t bytes, FrameTag tag);
+  void* sendSlot(size_t bytes) override;
+  uint64_t publishSend(size_t bytes, FrameTag tag) override;
+  DirectSend* directSend() override { return this; }
 
   bool idle() const override { return !workPending(); }
 
@@ -115,22 +121,13 @@ class ShmConnection : public Connection {
   // header, counters and copies. Message n uses buffer n % 2, so it may be written only once the
   // reader has finished with message n - 2; each message carries its writer's read count, so in
   // an exchange that is known without asking.
-  struct EagerCall {
-    FrameTag tag;
-    DataType type;
-    RedOp op;
-    size_t count;
-    size_t bytes;
-
-    CallParams params() const {
-      return {count, static_cast<uint8_t>(type), static_cast<uint8_t>(op), tag.call.root};
-    }
-  };
+  EagerMessages* eagerMessages() override { return this; }
+  size_t eagerMaxBytes() const override { return ShmLayout::kEagerBytes; }
   // Writes the next eager message and returns true, or returns false at once while its buffer
   // still holds a message the peer has not read (progress elsewhere, then call again). A sent
   // message leaves its wake-up owed: call finishWakeUp() once the exchange is over, before
   // returning from the call (waiting through progress() or addWaitFds() finishes it too).
-  bool tryEagerSend(const void* data, const EagerCall& call);
+  bool tryEagerSend(const void* data, const EagerCall& call) override;
   // Every message and release ends in a wake-up of the peer in two halves: notifyPeer() bumps
   // its wake word at once, and this, the Dekker check against a sleeping peer (a full fence,
   // then its sleep requests, and FUTEX_WAKE if it asked), may come later. The fence waits until
@@ -140,12 +137,12 @@ class ShmConnection : public Connection {
   // pass). Until it runs, a peer that went to sleep in between is not woken, so it runs before
   // this rank can sleep (addWaitFds) or leave the call, and progress() runs it after a few idle
   // passes. Cheap when nothing is owed.
-  void finishWakeUp();
+  void finishWakeUp() override;
   // The next inbound eager message's data, once it has arrived (nullptr before), checked against
   // `call`: a peer in another collective is hoopInvalidUsage naming both calls. The pointer stays
   // valid and unchanged until releaseEager(). Throws, like progress(), when the peer is gone.
-  const void* peekEager(const EagerCall& call);
-  void releaseEager();
+  const void* peekEager(const EagerCall& call) override;
+  void releaseEager() override;
 
   // For logs and tests.
   bool sendsViaCma() const { return sendViaCma_; }
