@@ -9,6 +9,10 @@
 #include "topology/hwloc_reader.h"
 
 namespace hoop {
+
+// core/bootstrap.h's, declared here rather than included: topology sits below core.
+uint64_t localHostId();
+
 namespace {
 
 // The host identity is always this process's, even for a topology read from a file: ranks group
