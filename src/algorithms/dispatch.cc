@@ -35,18 +35,18 @@ size_t reportedBytes(const Communicator& comm, const CollectiveArgs& args) {
   return perRank ? args.bytes() * static_cast<size_t>(comm.size()) : args.bytes();
 }
 
-const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
-  const AlgorithmEntry* found = findAlgorithm(kind, name);
-  if (found == nullptr) fail(hoopInternalError, "no ", opKindName(kind), " schedule ", name);
+const AlgorithmEntry& entry(OpKind kind, ScheduleId id) {
+  const AlgorithmEntry* found = findAlgorithm(kind, id);
+  if (found == nullptr) {
+    fail(hoopInternalError, "no ", opKindName(kind), " schedule ", scheduleName(id));
+  }
   return *found;
 }
 
 // The schedule HOOP_ALGO's rules name for the call, whether or not it can serve it; null when
 // no rule covers the call.
 const AlgorithmEntry* namedByRules(const Communicator& comm, const CollectiveArgs& args) {
-  const std::string_view named =
-      comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
-  return named.empty() ? nullptr : &entry(args.kind, named);
+  return comm.config().algorithms.forced(args.kind, reportedBytes(comm, args));
 }
 
 // HOOP_ALGO's schedule for the call, when it names one that can serve it.
@@ -79,8 +79,8 @@ const AlgorithmEntry& defaultChoice(const Communicator& comm, const CollectiveAr
     case OpKind::kAllGather:
     case OpKind::kBroadcast:
     case OpKind::kReduceScatter:
-    case OpKind::kReduce: return entry(args.kind, "ring");
-    case OpKind::kAllToAll: return entry(args.kind, "pairwise");
+    case OpKind::kReduce: return entry(args.kind, ScheduleId::kRing);
+    case OpKind::kAllToAll: return entry(args.kind, ScheduleId::kPairwise);
     default:
       fail(hoopInternalError, "runCollective: ", opKindName(args.kind), " is not a collective");
   }
@@ -92,7 +92,7 @@ size_t pieceBytesFor(const Communicator& comm, const CollectiveArgs& args,
                      const AlgorithmEntry& schedule) {
   const Config& config = comm.config();
   if (config.chunkSetByUser) return 0;
-  return pipelinePieceBytes(args.kind, schedule.name, callShape(comm, args), config.costModel,
+  return pipelinePieceBytes(args.kind, schedule.id, callShape(comm, args), config.costModel,
                             config.chunkBytes);
 }
 
