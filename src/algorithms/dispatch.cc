@@ -4,10 +4,11 @@
 // hoop's choice: the schedule the cost model (tuner.h) predicts fastest among those that can
 // serve the call (allreduce, allgather, broadcast, reduce), with the piece size it predicts
 // fastest for pipelined ones; the others have one schedule. Where the model prices several
-// close together, the first calls of the size class time them, confirm the closest in runs of
-// calls in a row, and the class keeps the fastest confirmed (schedule_trial.h). Every input to the
-// choice is the same on every rank, the timings included (the ranks agree on them), so every rank
-// runs the same schedule.
+// close together and HOOP_TUNE_TRIAL=1 asks for it, the first calls of the size class time them,
+// confirm the closest in runs of calls in a row, and the class keeps the fastest confirmed
+// (schedule_trial.h). Every input to the choice is the same on every rank, the timings included
+// (the ranks agree on them), so every rank runs the same schedule; without the trial it is also
+// the same every run on the same machines.
 #include <algorithm>
 #include <chrono>
 

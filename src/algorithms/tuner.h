@@ -6,10 +6,11 @@
 // their predicted time. Schedules are named by their id (schedule_id.h), never by a string.
 //
 // Every input is the same on every rank (the call, the communicator's shape, the model's
-// parameters), so every rank picks the same schedule. The parameters start as the named defaults
-// of cost_defaults.h (docs/tuner.md says where each came from); a communicator measures its own
-// links at init (calibration.h) and every rank adopts the slowest rank's figures. Explicit values
-// win over both: HOOP_TUNE_SHM="alpha_us,GB/s", HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s".
+// parameters), so every rank picks the same schedule; by default it is also the same every run on
+// the same machines: the parameters are the named defaults of cost_defaults.h (docs/tuner.md says
+// where each came from). Explicit values replace the link figures: HOOP_TUNE_SHM="alpha_us,GB/s",
+// HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s"; HOOP_TUNE_CALIBRATE=1 measures them at init instead
+// (calibration.h), snapped to powers of two, and every rank adopts the slowest rank's figures.
 #pragma once
 
 #include <cstddef>
@@ -39,9 +40,13 @@ struct CostModel {
   bool shmFromEnv = false;
   bool tcpFromEnv = false;
   bool reduceFromEnv = false;
-  bool calibrate = true;  // HOOP_TUNE_CALIBRATE (0 keeps the defaults)
-  // HOOP_TUNE_TRIAL (0: the model's pick, never timed; schedule_trial.h).
-  bool trial = true;
+  // HOOP_TUNE_CALIBRATE (1: measure the links at init; off by default, as measured figures may
+  // differ from run to run: docs/tuner.md).
+  bool calibrate = false;
+  // HOOP_TUNE_TRIAL (1: time close schedules on a size class's first calls; off by default, as
+  // timing makes the choice, and so floating-point results, differ from run to run;
+  // schedule_trial.h).
+  bool trial = false;
   // HOOP_TUNE_WATCH: calls of a settled class between its checks for drift (0, the default: never;
   // else 32 at the least, the calls a check times; schedule_trial.h).
   size_t watchCalls = 0;

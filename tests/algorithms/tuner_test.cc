@@ -454,10 +454,19 @@ TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   EXPECT_TRUE(model.tcpFromEnv);
   EXPECT_TRUE(model.reduceFromEnv);
   EXPECT_FALSE(model.shmFromEnv);
-  EXPECT_TRUE(model.calibrate);
+  // Calibration and the trial are off unless asked for: the choice is the same every run.
+  EXPECT_FALSE(model.calibrate);
+  EXPECT_FALSE(model.trial);
+  setenv("HOOP_TUNE_CALIBRATE", "1", 1);
+  EXPECT_TRUE(CostModel::fromEnvironment().calibrate);
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
   EXPECT_FALSE(CostModel::fromEnvironment().calibrate);
   unsetenv("HOOP_TUNE_CALIBRATE");
+  setenv("HOOP_TUNE_TRIAL", "1", 1);
+  EXPECT_TRUE(CostModel::fromEnvironment().trial);
+  setenv("HOOP_TUNE_TRIAL", "0", 1);
+  EXPECT_FALSE(CostModel::fromEnvironment().trial);
+  unsetenv("HOOP_TUNE_TRIAL");
   for (const char* bad : {"1", "x,2", "1,0", "-1,2", "1,2,3"}) expectRefused("HOOP_TUNE_SHM", bad);
   unsetenv("HOOP_TUNE_TCP");
   unsetenv("HOOP_TUNE_REDUCE");
