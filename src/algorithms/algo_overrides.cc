@@ -58,8 +58,9 @@ AlgoOverrides AlgoOverrides::parse(std::string_view text) {
       // A bare name: every collective that has it.
       bool any = false;
       for (OpKind kind : kCollectives) {
-        if (findAlgorithm(kind, item) == nullptr) continue;
-        overrides.rules_.push_back({kind, 0, SIZE_MAX, std::string(item)});
+        const AlgorithmEntry* schedule = findAlgorithm(kind, item);
+        if (schedule == nullptr) continue;
+        overrides.rules_.push_back({kind, 0, SIZE_MAX, schedule});
         any = true;
       }
       if (!any) {
@@ -84,7 +85,8 @@ AlgoOverrides AlgoOverrides::parse(std::string_view text) {
       }
       const std::string_view range = trim(rule.substr(0, equals));
       const std::string_view name = trim(rule.substr(equals + 1));
-      if (findAlgorithm(kind, name) == nullptr) {
+      const AlgorithmEntry* schedule = findAlgorithm(kind, name);
+      if (schedule == nullptr) {
         bad(name, str("is not a schedule of ", opKindName(kind), " (", namesOf(kind), ")"));
       }
       size_t low = 0;
@@ -104,17 +106,17 @@ AlgoOverrides AlgoOverrides::parse(std::string_view text) {
         high = size(range.substr(dash + 1), SIZE_MAX);
         if (low >= high) bad(range, "is an empty range (the upper end is exclusive)");
       }
-      overrides.rules_.push_back({kind, low, high, std::string(name)});
+      overrides.rules_.push_back({kind, low, high, schedule});
     }
   }
   return overrides;
 }
 
-std::string_view AlgoOverrides::forced(OpKind kind, size_t bytes) const {
+const AlgorithmEntry* AlgoOverrides::forced(OpKind kind, size_t bytes) const {
   for (const Rule& rule : rules_) {
-    if (rule.kind == kind && bytes >= rule.low && bytes < rule.high) return rule.name;
+    if (rule.kind == kind && bytes >= rule.low && bytes < rule.high) return rule.schedule;
   }
-  return "";
+  return nullptr;
 }
 
 }  // namespace hoop

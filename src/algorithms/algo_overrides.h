@@ -21,14 +21,18 @@
 
 namespace hoop {
 
+struct AlgorithmEntry;
+
+// Each rule's schedule is resolved to its registry entry as the text is read: after parse(), no
+// decision reads a name.
 class AlgoOverrides {
  public:
   // Throws hoopInvalidArgument naming HOOP_ALGO and the token it could not read, with what
   // would have been accepted there.
   static AlgoOverrides parse(std::string_view text);
 
-  // The forced schedule's name for a call of `kind` moving `bytes` (as above), or "" for none.
-  std::string_view forced(OpKind kind, size_t bytes) const;
+  // The forced schedule for a call of `kind` moving `bytes` (as above), or nullptr for none.
+  const AlgorithmEntry* forced(OpKind kind, size_t bytes) const;
   bool empty() const { return rules_.empty(); }
   const std::string& text() const { return text_; }
 
@@ -37,7 +41,7 @@ class AlgoOverrides {
     OpKind kind;
     size_t low;   // inclusive
     size_t high;  // exclusive; SIZE_MAX: no upper end
-    std::string name;
+    const AlgorithmEntry* schedule;
   };
   std::vector<Rule> rules_;
   std::string text_;

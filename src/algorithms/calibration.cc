@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <thread>
@@ -211,14 +212,15 @@ CalibrationOutcome calibrateCostModel(Team& comm) {
   // else the network.
   const bool linkFromEnv = overShm ? model.shmFromEnv : model.tcpFromEnv;
   LinkCost& link = overShm ? model.shm : model.tcp;
+  // Snapped, so that run-to-run noise of the same machine moves the model rarely (snapToGrid).
   if (!linkFromEnv && outcome.adopted) {
-    link = {agreed.alphaUs, 1 / agreed.usPerByte};
+    link = {snapToGrid(agreed.alphaUs), snapToGrid(1 / agreed.usPerByte)};
     // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
     // both grow alike when ranks outnumber cores).
-    if (overShm) model.eagerAlphaUs = agreed.alphaUs;
+    if (overShm) model.eagerAlphaUs = link.alphaUs;
   }
   // The reduction is timed on this rank's own buffers, apart from the links: always adopted.
-  if (!model.reduceFromEnv) model.reduceBytesPerUs = 1 / agreed.reduceUsPerByte;
+  if (!model.reduceFromEnv) model.reduceBytesPerUs = snapToGrid(1 / agreed.reduceUsPerByte);
   comm.adoptCostModel(model);
   log(LogLevel::kInfo, LogSubsys::kTune, comm.rank(),
       "cost model calibrated (slowest rank): ", overShm ? "shm" : "tcp", " ", link.alphaUs,
@@ -228,9 +230,11 @@ CalibrationOutcome calibrateCostModel(Team& comm) {
                         : " (the defaults, kept)",
       "; reduction ", model.reduceBytesPerUs / 1e3, " GB/s",
       model.reduceFromEnv ? " (from the environment)" : "",
-      "; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
+      "; measured figures snapped to powers of two; HOOP_TUNE_CALIBRATE=0 keeps the defaults");
   return outcome;
 }
+
+double snapToGrid(double figure) { return std::exp2(std::round(std::log2(figure))); }
 
 bool stepsConsistent(double smallStepUs, double bulkStepUs) {
   return bulkStepUs >= kMinBulkOverSmallStep * smallStepUs;

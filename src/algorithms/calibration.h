@@ -9,8 +9,13 @@
 // be the link's (ranksStayedOnOneCpu, stepsConsistent) are measured again, up to three times in
 // all: ranks still stacked at the third are taken as they run, and small steps still too slow
 // leave the defaults; every rank decides alike from what went around the ring.
-// HOOP_TUNE_CALIBRATE=0 skips it and keeps the defaults, and a HOOP_TUNE_SHM/TCP/REDUCE value is
-// kept as given.
+//
+// Off by default: only HOOP_TUNE_CALIBRATE=1 measures. A measured figure differs from run to run,
+// and a model priced with it may then pick another schedule, and so give other floating-point
+// bits, in the next run of the same job (docs/tuner.md, "Calibration"). When on, each agreed
+// figure is snapped to the nearest power of two (snapToGrid), so that noise moves the model only
+// where a figure lies near the middle between two classes. A HOOP_TUNE_SHM/TCP/REDUCE value is
+// kept as given, unsnapped.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +34,14 @@ struct CalibrationOutcome {
   std::vector<std::string> setAside;
 };
 
-// Measures and adopts (Team::adoptCostModel); collective over all ranks. Needs the ring
-// neighbours connected.
+// Measures and adopts (Team::adoptCostModel) where the team's cost model asks for it
+// (CostModel::calibrate); collective over all ranks. Needs the ring neighbours connected.
 CalibrationOutcome calibrateCostModel(Team& comm);
+
+// A measured figure (> 0) on the calibration's grid: the power of two nearest to it on a log
+// scale, so two runs whose figures lie within a factor of sqrt(2) of one power of two adopt the
+// same one.
+double snapToGrid(double figure);
 
 // Where one rank ran while it timed steps: its CPU just before the first step and just after
 // the last (-1: not known).

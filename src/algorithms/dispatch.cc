@@ -4,10 +4,11 @@
 // hoop's choice: the schedule the cost model (tuner.h) predicts fastest among those that can
 // serve the call (allreduce, allgather, broadcast, reduce), with the piece size it predicts
 // fastest for pipelined ones; the others have one schedule. Where the model prices several
-// close together, the first calls of the size class time them, confirm the closest in runs of
-// calls in a row, and the class keeps the fastest confirmed (schedule_trial.h). Every input to the
-// choice is the same on every rank, the timings included (the ranks agree on them), so every rank
-// runs the same schedule.
+// close together and HOOP_TUNE_TRIAL=1 asks for it, the first calls of the size class time them,
+// confirm the closest in runs of calls in a row, and the class keeps the fastest confirmed
+// (schedule_trial.h). Every input to the choice is the same on every rank, the timings included
+// (the ranks agree on them), so every rank runs the same schedule; without the trial it is also
+// the same every run on the same machines.
 #include <algorithm>
 #include <chrono>
 
@@ -36,17 +37,18 @@ size_t reportedBytes(const Team& comm, const CollectiveArgs& args) {
   return perRank ? args.bytes() * static_cast<size_t>(comm.size()) : args.bytes();
 }
 
-const AlgorithmEntry& entry(OpKind kind, std::string_view name) {
-  const AlgorithmEntry* found = findAlgorithm(kind, name);
-  if (found == nullptr) fail(hoopInternalError, "no ", opKindName(kind), " schedule ", name);
+const AlgorithmEntry& entry(OpKind kind, ScheduleId id) {
+  const AlgorithmEntry* found = findAlgorithm(kind, id);
+  if (found == nullptr) {
+    fail(hoopInternalError, "no ", opKindName(kind), " schedule ", scheduleName(id));
+  }
   return *found;
 }
 
 // The schedule HOOP_ALGO's rules name for the call, whether or not it can serve it; null when
 // no rule covers the call.
 const AlgorithmEntry* namedByRules(const Team& comm, const CollectiveArgs& args) {
-  const std::string_view named = comm.algorithmRules().forced(args.kind, reportedBytes(comm, args));
-  return named.empty() ? nullptr : &entry(args.kind, named);
+  return comm.algorithmRules().forced(args.kind, reportedBytes(comm, args));
 }
 
 // HOOP_ALGO's schedule for the call, when it names one that can serve it.
@@ -79,8 +81,8 @@ const AlgorithmEntry& defaultChoice(const Team& comm, const CollectiveArgs& args
     case OpKind::kAllGather:
     case OpKind::kBroadcast:
     case OpKind::kReduceScatter:
-    case OpKind::kReduce: return entry(args.kind, "ring");
-    case OpKind::kAllToAll: return entry(args.kind, "pairwise");
+    case OpKind::kReduce: return entry(args.kind, ScheduleId::kRing);
+    case OpKind::kAllToAll: return entry(args.kind, ScheduleId::kPairwise);
     default:
       fail(hoopInternalError, "runCollective: ", opKindName(args.kind), " is not a collective");
   }
@@ -90,7 +92,7 @@ const AlgorithmEntry& defaultChoice(const Team& comm, const CollectiveArgs& args
 // default (a shm slot); HOOP_CHUNK_SIZE set by the user is taken as it is.
 size_t pieceBytesFor(const Team& comm, const CollectiveArgs& args, const AlgorithmEntry& schedule) {
   if (comm.chunkSetByUser()) return 0;
-  return pipelinePieceBytes(args.kind, schedule.name, callShape(comm, args), comm.costModel(),
+  return pipelinePieceBytes(args.kind, schedule.id, callShape(comm, args), comm.costModel(),
                             comm.chunkBytes());
 }
 

@@ -95,7 +95,7 @@ ModelRanking rankByModel(OpKind kind, const CallShape& shape, const CostModel& m
   for (const AlgorithmEntry& candidate : algorithmRegistry()) {
     if (candidate.kind != kind || !fits(candidate)) continue;
     fitting.push_back(&candidate);
-    predictedUs.push_back(predictUs(kind, candidate.name, shape, model));
+    predictedUs.push_back(predictUs(kind, candidate.id, shape, model));
   }
   const std::vector<size_t> picked = trialCandidates(predictedUs);
   ModelRanking ranked;

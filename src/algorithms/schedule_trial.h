@@ -31,12 +31,12 @@
 // schedule. The trial's calls are ordinary calls: exact, and bitwise identical on every rank.
 // Which schedule a class settles on depends on timing, so floating-point results may differ from
 // one run to the next (another order of additions), and after the watch times a class again, from
-// one call to a later one; HOOP_ALGO fixes the schedule for jobs that need the same bits every
-// run, and HOOP_TUNE_TRIAL=0 keeps the model's pick.
+// one call to a later one. That is why the trial is off unless HOOP_TUNE_TRIAL=1 asks for it:
+// by default the model's pick serves every call, the same every run.
 //
 // Over TCP the trial's alternating schedules load the sockets unevenly, burst by burst; with
-// BBR or CUBIC sockets that left the settled schedule twice as slow for the calls after it
-// (4 ranks, 2 MiB, loopback), which is why hoop's data sockets use reno (core/config.h).
+// BBR or CUBIC sockets that can leave the settled schedule slower for the calls after it, so a
+// job that turns the trial on over TCP may want HOOP_SOCKET_CONGESTION=reno (docs/tuner.md).
 #pragma once
 
 #include <array>

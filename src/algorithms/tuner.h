@@ -3,19 +3,21 @@
 // many bytes each rank moves over its busiest link (beta: bytes per microsecond) and reduces (the
 // CPU kernel's rate), for the link kinds the call crosses; the cheapest schedule that can serve
 // the call wins. Pipelined schedules (chains and trees) also get the piece size that minimises
-// their predicted time.
+// their predicted time. Schedules are named by their id (schedule_id.h), never by a string.
 //
 // Every input is the same on every rank (the call, the communicator's shape, the model's
-// parameters), so every rank picks the same schedule. The parameters start as measured defaults
-// for shared memory and TCP on a 2-core x86 VM (bench/RESULTS.md); a communicator measures its
-// own links at init (calibration.h) and every rank adopts the slowest rank's figures. Explicit
-// values win over both: HOOP_TUNE_SHM="alpha_us,GB/s", HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s".
+// parameters), so every rank picks the same schedule; by default it is also the same every run on
+// the same machines: the parameters are the named defaults of cost_defaults.h (docs/tuner.md says
+// where each came from). Explicit values replace the link figures: HOOP_TUNE_SHM="alpha_us,GB/s",
+// HOOP_TUNE_TCP, HOOP_TUNE_REDUCE="GB/s"; HOOP_TUNE_CALIBRATE=1 measures them at init instead
+// (calibration.h), snapped to powers of two, and every rank adopts the slowest rank's figures.
 #pragma once
 
 #include <cstddef>
 #include <optional>
-#include <string_view>
 
+#include "algorithms/cost_defaults.h"
+#include "algorithms/schedule_id.h"
 #include "base/types.h"
 
 namespace hoop {
@@ -23,28 +25,28 @@ namespace hoop {
 class Team;
 struct CollectiveArgs;
 
-struct LinkCost {
-  double alphaUs;     // per message, one way
-  double bytesPerUs;  // what a step of kLinkStepBytes each way adds to alphaUs, as a rate
-};
-
 // The step size a link's bandwidth is measured on (calibration.h) and quoted for: one shm slot,
 // a few TCP segments.
 inline constexpr size_t kLinkStepBytes = 256 << 10;
 
+// The figures a communicator prices schedules with: cost_defaults.h's, or what the environment
+// or calibration put in their place.
 struct CostModel {
-  LinkCost shm{1.0, 6000.0};
-  LinkCost tcp{12.0, 2500.0};
-  // One handshake through shared-memory eager buffers (no slot header, counters or copies).
-  double eagerAlphaUs = 0.4;
-  double reduceBytesPerUs = 10000.0;  // bytes of output per microsecond of the reduction kernel
+  LinkCost shm = kCostDefaults.shm;
+  LinkCost tcp = kCostDefaults.tcp;
+  double eagerAlphaUs = kCostDefaults.eagerAlphaUs;
+  double reduceBytesPerUs = kCostDefaults.reduceBytesPerUs;
   // Which fields the environment set: calibration leaves those alone.
   bool shmFromEnv = false;
   bool tcpFromEnv = false;
   bool reduceFromEnv = false;
-  bool calibrate = true;  // HOOP_TUNE_CALIBRATE (0 keeps the defaults)
-  // HOOP_TUNE_TRIAL (0: the model's pick, never timed; schedule_trial.h).
-  bool trial = true;
+  // HOOP_TUNE_CALIBRATE (1: measure the links at init; off by default, as measured figures may
+  // differ from run to run: docs/tuner.md).
+  bool calibrate = false;
+  // HOOP_TUNE_TRIAL (1: time close schedules on a size class's first calls; off by default, as
+  // timing makes the choice, and so floating-point results, differ from run to run;
+  // schedule_trial.h).
+  bool trial = false;
   // HOOP_TUNE_WATCH: calls of a settled class between its checks for drift (0, the default: never;
   // else 32 at the least, the calls a check times; schedule_trial.h).
   size_t watchCalls = 0;
@@ -69,19 +71,18 @@ struct CallShape {
   size_t level2BytesPerCpu = 0;
 };
 
-// The level-2 cache per CPU the model assumes where the machine does not say: a common size on
-// current x86 server cores.
-inline constexpr size_t kAssumedLevel2Bytes = size_t{1} << 20;
+// The level-2 cache per CPU the model assumes where the machine does not say.
+inline constexpr size_t kAssumedLevel2Bytes = kCostDefaults.assumedLevel2Bytes;
 
-// Predicted microseconds of schedule `name` of collective `kind` for `shape`, with pipelined
+// Predicted microseconds of schedule `id` of collective `kind` for `shape`, with pipelined
 // schedules cut into `pieceBytes` pieces (0: the best piece size, pipelinePieceBytes()); nullopt
-// for a schedule the model does not know (it is then never chosen by default, only through
+// for a schedule the model does not price (it is then never chosen by default, only through
 // HOOP_ALGO).
-std::optional<double> predictUs(OpKind kind, std::string_view name, const CallShape& shape,
+std::optional<double> predictUs(OpKind kind, ScheduleId id, const CallShape& shape,
                                 const CostModel& model, size_t pieceBytes = 0);
-inline std::optional<double> predictAllReduceUs(std::string_view name, const CallShape& shape,
+inline std::optional<double> predictAllReduceUs(ScheduleId id, const CallShape& shape,
                                                 const CostModel& model) {
-  return predictUs(OpKind::kAllReduce, name, shape, model);
+  return predictUs(OpKind::kAllReduce, id, shape, model);
 }
 
 // The piece size that minimises a pipelined schedule's time (the double tree allreduce and
@@ -90,22 +91,19 @@ inline std::optional<double> predictAllReduceUs(std::string_view name, const Cal
 // takes (S/c + depth - 1) piece-steps of (alpha + c/beta); that is least at c = sqrt(S * alpha *
 // beta / (depth - 1)), kept within [kMinPieceBytes, maxBytes].
 inline constexpr size_t kMinPieceBytes = 16 << 10;
-size_t pipelinePieceBytes(OpKind kind, std::string_view name, const CallShape& shape,
+size_t pipelinePieceBytes(OpKind kind, ScheduleId id, const CallShape& shape,
                           const CostModel& model, size_t maxBytes);
 
 // The double tree allreduce's pieces: small enough that what a rank holds at once (two halves,
-// up to two children's partial sums and the piece going down) stays in its core's cache:
-// 128 KiB over shm, 1.3-1.7x faster than 512 KiB from 512 KiB to 32 MiB at 4 ranks; 256 KiB
-// over TCP, where each piece is also a system call (128 KiB was up to 1.5x slower there).
+// up to two children's partial sums and the piece going down) stays in its core's cache, larger
+// over TCP, where each piece is also a system call (kCostDefaults.treePieceBytes*).
 size_t treeAllReducePieceBytes(const CallShape& shape);
 
 // The two-shot allreduce's slices: each round sends one slice of every piece to its owner and
 // the folded slice back. Over shm the largest power of two (16 KiB up to the chunk size) such
 // that one round's slices stay in the level-2 cache of the CPU they run on: the n-1 slices a rank
-// sends and the n-1 it receives and folds, times the ranks sharing that CPU. On 2 cores with
-// 1 MiB each that is 64 KiB at 4 ranks, 32 KiB at 5 and 6, 16 KiB at 8: the best of 16, 32 and
-// 64 KiB measured at each of those counts, 1.1-1.6x faster than 64 KiB at 8 ranks (bench/
-// RESULTS.md, ninth pass). Over TCP the chunk size, where it is priced whole.
+// sends and the n-1 it receives and folds, times the ranks sharing that CPU (docs/tuner.md,
+// twoShotSliceBytes). Over TCP the chunk size, where it is priced whole.
 size_t twoShotSliceBytes(const CallShape& shape);
 
 CallShape callShape(const Team& comm, const CollectiveArgs& args);

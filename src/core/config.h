@@ -17,15 +17,17 @@ struct Config {
   std::chrono::milliseconds opTimeout{600'000};    // HOOP_TIMEOUT (s), as torch.distributed
   int socketStreams = 1;                           // HOOP_SOCKET_NSTREAMS
   int socketBufferBytes = 4 << 20;                 // HOOP_SOCKET_BUFFER (0: kernel autotuning)
-  // HOOP_SOCKET_CONGESTION ("system", stored empty: the kernel's default). Reno by default: after
-  // the schedule trial's alternating bursts, BBR and CUBIC sockets carried the calls that
-  // followed up to 2x more slowly; with the trial, reno was 1.3-1.4x faster than BBR from 2 MiB
-  // and 1.3x slower at 256 KiB (4 ranks over loopback; bench/RESULTS.md, twenty-third pass).
-  std::string socketCongestion = "reno";
+  // HOOP_SOCKET_CONGESTION: a congestion control for the data sockets; unset or "system" (stored
+  // empty) keeps the kernel's own (net.ipv4.tcp_congestion_control), which its administrator
+  // chose for its network. Reno is worth naming only with the schedule trial on
+  // (HOOP_TUNE_TRIAL=1): its alternating bursts can leave BBR and CUBIC sockets slow for the
+  // calls that follow (schedule_trial.h).
+  std::string socketCongestion;
   // HOOP_SOCKET_NOTSENT_LOWAT (0: the kernel's default, no limit): how many bytes may wait unsent
   // in a data socket. With megabytes queued behind a closed window, each acknowledgement that
   // opens it sends from the CPU that took it while the sender's own calls send from the sender's
-  // CPU; over loopback the two CPUs' queues deliver out of order, and reno takes that for loss.
+  // CPU; over loopback the two CPUs' queues deliver out of order, which loss-based congestion
+  // controls such as reno take for loss.
   // 128 KiB ended the reordering and ran the 2-rank direct exchange about 2x and 4-rank two-shot
   // and Rabenseifner 1.3-1.5x faster from 16 MiB (bench/RESULTS.md, twenty-ninth pass).
   int socketNotsentLowatBytes = 128 << 10;

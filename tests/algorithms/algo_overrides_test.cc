@@ -3,42 +3,51 @@
 
 #include <gtest/gtest.h>
 
+#include <string_view>
+
 #include "algorithms/registry.h"
 #include "base/error.h"
 
 namespace hoop {
 namespace {
 
+// The name of the schedule `rules` force on a call of `kind` moving `bytes`; "" for none.
+std::string_view forcedName(const AlgoOverrides& rules, OpKind kind, size_t bytes) {
+  const AlgorithmEntry* schedule = rules.forced(kind, bytes);
+  return schedule == nullptr ? std::string_view() : schedule->name;
+}
+
 TEST(AlgoOverrides, RangesPickPerCollectiveAndSize) {
   const auto overrides =
       AlgoOverrides::parse("allreduce:0-64K=oneshot,64K-1M=direct,1M-=ring;broadcast:=ring");
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, 0), "oneshot");
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, 65535), "oneshot");
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, 65536), "direct");  // the upper end is exclusive
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, (1 << 20) - 1), "direct");
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, 1 << 20), "ring");
-  EXPECT_EQ(overrides.forced(OpKind::kAllReduce, SIZE_MAX - 1), "ring");
-  EXPECT_EQ(overrides.forced(OpKind::kBroadcast, 12345), "ring");
-  EXPECT_EQ(overrides.forced(OpKind::kAllGather, 12345), "") << "not named: hoop's choice";
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, 0), "oneshot");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, 65535), "oneshot");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, 65536),
+            "direct");  // the upper end is exclusive
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, (1 << 20) - 1), "direct");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, 1 << 20), "ring");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllReduce, SIZE_MAX - 1), "ring");
+  EXPECT_EQ(forcedName(overrides, OpKind::kBroadcast, 12345), "ring");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllGather, 12345), "") << "not named: hoop's choice";
 }
 
 TEST(AlgoOverrides, GapsAndFirstMatchLeaveOrForce) {
   const auto overrides = AlgoOverrides::parse(" allgather : -4K = ring , 2K-8K=hierarchical ");
-  EXPECT_EQ(overrides.forced(OpKind::kAllGather, 3000), "ring") << "first rule wins";
-  EXPECT_EQ(overrides.forced(OpKind::kAllGather, 5000), "hierarchical");
-  EXPECT_EQ(overrides.forced(OpKind::kAllGather, 8192), "");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllGather, 3000), "ring") << "first rule wins";
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllGather, 5000), "hierarchical");
+  EXPECT_EQ(forcedName(overrides, OpKind::kAllGather, 8192), "");
 }
 
 TEST(AlgoOverrides, BareNameForcesEveryCollectiveThatHasIt) {
   const auto ring = AlgoOverrides::parse("ring");
   for (OpKind kind : {OpKind::kAllReduce, OpKind::kAllGather, OpKind::kReduceScatter,
                       OpKind::kBroadcast, OpKind::kReduce}) {
-    EXPECT_EQ(ring.forced(kind, 100), "ring") << opKindName(kind);
+    EXPECT_EQ(forcedName(ring, kind, 100), "ring") << opKindName(kind);
   }
-  EXPECT_EQ(ring.forced(OpKind::kAllToAll, 100), "") << "alltoall has no ring";
+  EXPECT_EQ(forcedName(ring, OpKind::kAllToAll, 100), "") << "alltoall has no ring";
   const auto oneshot = AlgoOverrides::parse("oneshot");
-  EXPECT_EQ(oneshot.forced(OpKind::kAllReduce, 100), "oneshot");
-  EXPECT_EQ(oneshot.forced(OpKind::kBroadcast, 100), "");
+  EXPECT_EQ(forcedName(oneshot, OpKind::kAllReduce, 100), "oneshot");
+  EXPECT_EQ(forcedName(oneshot, OpKind::kBroadcast, 100), "");
   EXPECT_TRUE(AlgoOverrides::parse("").empty());
 }
 

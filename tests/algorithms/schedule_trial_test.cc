@@ -44,18 +44,18 @@ TEST(ScheduleTrial, CandidatesAreTheCloseOnesFastestFirst) {
 // ranks them, priced with `model` (a launch's calibrated figures). One-shot serves only calls
 // that fit its eager buffers; the hierarchy, which needs several hosts, the model does not price
 // here.
-std::vector<std::string> shmCandidates(size_t bytes, size_t ranks, const CostModel& model,
-                                       double ranksPerCpu) {
+std::vector<ScheduleId> shmCandidates(size_t bytes, size_t ranks, const CostModel& model,
+                                      double ranksPerCpu) {
   CallShape shape{bytes, ranks, 1, ranks, true};
   shape.ranksPerCpu = ranksPerCpu;
   // What one-shot's fit asks of a single-host shm communicator; every other schedule fits.
   const auto fits = [&](const AlgorithmEntry& entry) {
-    return entry.name != "oneshot" || bytes <= ShmLayout::kEagerBytes;
+    return entry.id != ScheduleId::kOneShot || bytes <= ShmLayout::kEagerBytes;
   };
-  std::vector<std::string> chosen;
+  std::vector<ScheduleId> chosen;
   for (const AlgorithmEntry* entry :
        rankByModel(OpKind::kAllReduce, shape, model, fits).schedules) {
-    chosen.emplace_back(entry->name);
+    chosen.push_back(entry->id);
   }
   return chosen;
 }
@@ -68,8 +68,8 @@ CostModel calibrated(double shmAlphaUs, double shmGbps, double reduceGbps) {
   return model;
 }
 
-bool has(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
+bool has(const std::vector<ScheduleId>& ids, ScheduleId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
 // Where the model misordered schedules whose buffers stay in the cache, the fastest forced one is
@@ -77,18 +77,20 @@ bool has(const std::vector<std::string>& names, const std::string& name) {
 TEST(ScheduleTrial, TheFastestForcedScheduleInTheCacheIsACandidate) {
   // 16 CPUs, 4 ranks, 32 KiB: recursive doubling, priced fourth at 2.1x two-shot.
   const CostModel fourOnSixteen = calibrated(0.834, 6.885, 6.210);
-  EXPECT_TRUE(has(shmCandidates(32 << 10, 4, fourOnSixteen, 0.25), "recdoubling"));
+  EXPECT_TRUE(has(shmCandidates(32 << 10, 4, fourOnSixteen, 0.25), ScheduleId::kRecursiveDoubling));
   // 16 CPUs, 8 ranks, 8 KiB: recursive doubling, at 1.8x two-shot with the step the 8-rank launch
   // calibrated and 2.3x with the 4-rank one's; Rabenseifner at 2.2x with the latter.
   const CostModel eightOnSixteen = calibrated(3.831, 7.013, 6.960);
   for (const CostModel& model : {fourOnSixteen, eightOnSixteen}) {
-    const std::vector<std::string> chosen = shmCandidates(8 << 10, 8, model, 0.5);
-    EXPECT_TRUE(has(chosen, "recdoubling"));
-    EXPECT_EQ(chosen.front(), "twoshot");  // the model's pick, which the forced runs beat
+    const std::vector<ScheduleId> chosen = shmCandidates(8 << 10, 8, model, 0.5);
+    EXPECT_TRUE(has(chosen, ScheduleId::kRecursiveDoubling));
+    EXPECT_EQ(chosen.front(),
+              ScheduleId::kTwoShot);  // the model's pick, which the forced runs beat
   }
-  EXPECT_TRUE(has(shmCandidates(8 << 10, 8, fourOnSixteen, 0.5), "rabenseifner"));
+  EXPECT_TRUE(has(shmCandidates(8 << 10, 8, fourOnSixteen, 0.5), ScheduleId::kRabenseifner));
   // The 2-core VM, 4 ranks, 32 KiB: the double tree, priced fourth at 1.8x two-shot.
-  EXPECT_TRUE(has(shmCandidates(32 << 10, 4, calibrated(5.711, 10.439, 30.727), 2), "tree"));
+  EXPECT_TRUE(
+      has(shmCandidates(32 << 10, 4, calibrated(5.711, 10.439, 30.727), 2), ScheduleId::kTree));
 }
 
 // 2 ranks over TCP, 128 KiB, with a 16-CPU launch's calibration (6.32 us + 3.87 GB/s a step,
@@ -101,15 +103,15 @@ TEST(ScheduleTrial, EverySchedulePricedCloseIsACandidateAtTwoRanksOverTcp) {
   model.reduceBytesPerUs = 7.07264e3;
   CallShape shape{128 << 10, 2, 1, 2, false};
   shape.ranksPerCpu = 0.125;
-  const auto fits = [](const AlgorithmEntry& entry) { return entry.name != "oneshot"; };
-  std::vector<std::string> chosen;
+  const auto fits = [](const AlgorithmEntry& entry) { return entry.id != ScheduleId::kOneShot; };
+  std::vector<ScheduleId> chosen;
   for (const AlgorithmEntry* entry :
        rankByModel(OpKind::kAllReduce, shape, model, fits).schedules) {
-    chosen.emplace_back(entry->name);
+    chosen.push_back(entry->id);
   }
   EXPECT_EQ(chosen.size(), 6u);
-  EXPECT_TRUE(has(chosen, "direct"));
-  EXPECT_TRUE(has(chosen, "recdoubling"));
+  EXPECT_TRUE(has(chosen, ScheduleId::kDirect));
+  EXPECT_TRUE(has(chosen, ScheduleId::kRecursiveDoubling));
 }
 
 // Quick calls: three rounds of as many timed calls as fit 200 us, from 3 to 16; from 1 ms two
@@ -341,7 +343,7 @@ TEST(ScheduleTrial, EachDriftDoublesTheWatchInterval) {
 
 // A settled class with a timed winner, watched every `interval` calls.
 ScheduleTrial settledAndWatched(size_t interval) {
-  static const AlgorithmEntry& ring = *findAlgorithm(OpKind::kAllReduce, "ring");
+  static const AlgorithmEntry& ring = *findAlgorithm(OpKind::kAllReduce, ScheduleId::kRing);
   ScheduleTrial trial;
   trial.phase = ScheduleTrial::Phase::kSettled;
   trial.candidates[0] = &ring;

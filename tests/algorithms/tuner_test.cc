@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,17 +18,24 @@
 #include "base/error.h"
 
 namespace hoop {
+
+// Schedules print as HOOP_ALGO spells them.
+std::ostream& operator<<(std::ostream& out, ScheduleId id) { return out << scheduleName(id); }
+
 namespace {
 
-std::string fastest(const CallShape& shape, const CostModel& model = {},
-                    std::vector<std::string> names = {"ring", "direct", "oneshot", "hierarchical",
-                                                      "recdoubling", "rabenseifner"}) {
-  std::string best;
+ScheduleId fastest(const CallShape& shape, const CostModel& model = {},
+                   std::vector<ScheduleId> ids = {ScheduleId::kRing, ScheduleId::kDirect,
+                                                  ScheduleId::kOneShot, ScheduleId::kHierarchical,
+                                                  ScheduleId::kRecursiveDoubling,
+                                                  ScheduleId::kRabenseifner}) {
+  ScheduleId best{};
   double bestUs = std::numeric_limits<double>::infinity();
-  for (const std::string& name : names) {
-    if (name == "oneshot" && !(shape.sharedMemory && shape.bytes <= 8192)) continue;  // fits()
-    if (auto us = predictAllReduceUs(name, shape, model); us && *us < bestUs) {
-      best = name;
+  for (const ScheduleId id : ids) {
+    if (id == ScheduleId::kOneShot && !(shape.sharedMemory && shape.bytes <= 8192))
+      continue;  // fits()
+    if (auto us = predictAllReduceUs(id, shape, model); us && *us < bestUs) {
+      best = id;
       bestUs = *us;
     }
   }
@@ -36,31 +44,35 @@ std::string fastest(const CallShape& shape, const CostModel& model = {},
 
 // Every allreduce schedule that serves any size on any link (one-shot serves small shm calls
 // only, hierarchical several hosts).
-const std::vector<std::string> kMultiStepSchedules = {"ring",         "direct",  "recdoubling",
-                                                      "rabenseifner", "twoshot", "tree"};
+const std::vector<ScheduleId> kMultiStepSchedules = {
+    ScheduleId::kRing,         ScheduleId::kDirect,  ScheduleId::kRecursiveDoubling,
+    ScheduleId::kRabenseifner, ScheduleId::kTwoShot, ScheduleId::kTree};
 
 CallShape oneHost(size_t bytes, size_t ranks, bool shm) { return {bytes, ranks, 1, ranks, shm}; }
 
 TEST(CostModel, SmallMessagesTakeTheFewestSteps) {
-  EXPECT_EQ(fastest(oneHost(8, 2, true)), "oneshot");
-  EXPECT_EQ(fastest(oneHost(4096, 4, true)), "oneshot");
+  EXPECT_EQ(fastest(oneHost(8, 2, true)), ScheduleId::kOneShot);
+  EXPECT_EQ(fastest(oneHost(4096, 4, true)), ScheduleId::kOneShot);
   // Over TCP a small message is all latency, and every message is a system call on each side:
   // log2(n) rounds of one message beat one step of n-1 (measured at 4 ranks) and 2(n-1) steps.
-  EXPECT_EQ(fastest(oneHost(8, 4, false)), "recdoubling");
-  EXPECT_EQ(fastest(oneHost(8, 8, false)), "recdoubling");
+  EXPECT_EQ(fastest(oneHost(8, 4, false)), ScheduleId::kRecursiveDoubling);
+  EXPECT_EQ(fastest(oneHost(8, 8, false)), ScheduleId::kRecursiveDoubling);
   // At 2 ranks both are one message each way and one fold: the same price up to one piece.
-  const std::string pair = fastest(oneHost(8, 2, false));
-  EXPECT_TRUE(pair == "direct" || pair == "recdoubling") << pair;
-  EXPECT_EQ(*predictAllReduceUs("recdoubling", oneHost(32 << 10, 2, false), {}),
-            *predictAllReduceUs("direct", oneHost(32 << 10, 2, false), {}));
+  const ScheduleId pair = fastest(oneHost(8, 2, false));
+  EXPECT_TRUE(pair == ScheduleId::kDirect || pair == ScheduleId::kRecursiveDoubling) << pair;
+  EXPECT_EQ(*predictAllReduceUs(ScheduleId::kRecursiveDoubling, oneHost(32 << 10, 2, false), {}),
+            *predictAllReduceUs(ScheduleId::kDirect, oneHost(32 << 10, 2, false), {}));
 }
 
 TEST(CostModel, LargeMessagesTakeTheBandwidthOptimalRing) {
   for (size_t ranks : {2, 3, 4, 8}) {
-    EXPECT_EQ(fastest(oneHost(64 << 20, ranks, false), {}, {"ring", "direct", "recdoubling"}),
-              "ring")
+    EXPECT_EQ(fastest(oneHost(64 << 20, ranks, false), {},
+                      {ScheduleId::kRing, ScheduleId::kDirect, ScheduleId::kRecursiveDoubling}),
+              ScheduleId::kRing)
         << ranks;
-    EXPECT_EQ(fastest(oneHost(64 << 20, ranks, true), {}, {"ring", "direct", "oneshot"}), "ring")
+    EXPECT_EQ(fastest(oneHost(64 << 20, ranks, true), {},
+                      {ScheduleId::kRing, ScheduleId::kDirect, ScheduleId::kOneShot}),
+              ScheduleId::kRing)
         << ranks;
   }
 }
@@ -82,21 +94,24 @@ TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
   slow.reduceBytesPerUs = 24600;
   for (const CostModel& model : {defaults, fast, slow}) {
     for (size_t bytes : {size_t{8}, size_t{32} << 10, size_t{128} << 10, size_t{512} << 10}) {
-      const std::string pick = fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules);
-      EXPECT_TRUE(pick == "direct" || pick == "recdoubling") << bytes << ": " << pick;
+      const ScheduleId pick = fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules);
+      EXPECT_TRUE(pick == ScheduleId::kDirect || pick == ScheduleId::kRecursiveDoubling)
+          << bytes << ": " << pick;
     }
     for (size_t bytes : {size_t{1} << 20, size_t{2} << 20}) {
-      EXPECT_LT(*predictAllReduceUs("direct", oneHost(bytes, 2, false), model),
-                *predictAllReduceUs("recdoubling", oneHost(bytes, 2, false), model))
+      EXPECT_LT(
+          *predictAllReduceUs(ScheduleId::kDirect, oneHost(bytes, 2, false), model),
+          *predictAllReduceUs(ScheduleId::kRecursiveDoubling, oneHost(bytes, 2, false), model))
           << bytes;
     }
     for (size_t bytes : {size_t{8} << 20, size_t{64} << 20}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), "ring") << bytes;
+      EXPECT_EQ(fastest(oneHost(bytes, 2, false), model, kMultiStepSchedules), ScheduleId::kRing)
+          << bytes;
     }
   }
   // The ring's two steps of the calibrated size cost what calibration measured them at.
   const CallShape exchange = oneHost(2 * kLinkStepBytes, 2, false);
-  EXPECT_NEAR(*predictAllReduceUs("ring", exchange, fast) -
+  EXPECT_NEAR(*predictAllReduceUs(ScheduleId::kRing, exchange, fast) -
                   static_cast<double>(kLinkStepBytes) / fast.reduceBytesPerUs,
               2 * (fast.tcp.alphaUs + static_cast<double>(kLinkStepBytes) / fast.tcp.bytesPerUs),
               1e-9);
@@ -104,20 +119,23 @@ TEST(CostModel, TwoRanksOverTcpTakeOneExchangeUpToHalfAMebibyteThenTheRing) {
 
 TEST(CostModel, SeveralHostsWithSeveralRanksEachGoHierarchicalForLargeMessages) {
   const CallShape twoByTwo{64 << 20, 4, 2, 2, false};
-  EXPECT_EQ(fastest(twoByTwo, {}, {"ring", "direct", "hierarchical"}), "hierarchical");
+  EXPECT_EQ(
+      fastest(twoByTwo, {}, {ScheduleId::kRing, ScheduleId::kDirect, ScheduleId::kHierarchical}),
+      ScheduleId::kHierarchical);
   const CallShape unequal{64 << 20, 4, 2, 0, false};
-  EXPECT_EQ(predictAllReduceUs("hierarchical", unequal, {}), std::nullopt);
+  EXPECT_EQ(predictAllReduceUs(ScheduleId::kHierarchical, unequal, {}), std::nullopt);
 }
 
 TEST(CostModel, PredictionsGrowWithSizeAndUnknownNamesAreNone) {
-  for (const char* name :
-       {"ring", "direct", "oneshot", "recdoubling", "twoshot", "rabenseifner", "tree"}) {
+  for (const ScheduleId name : {ScheduleId::kRing, ScheduleId::kDirect, ScheduleId::kOneShot,
+                                ScheduleId::kRecursiveDoubling, ScheduleId::kTwoShot,
+                                ScheduleId::kRabenseifner, ScheduleId::kTree}) {
     const double small = *predictAllReduceUs(name, oneHost(1024, 4, true), {});
     const double large = *predictAllReduceUs(name, oneHost(512 << 10, 4, true), {});
     EXPECT_LT(small, large) << name;
   }
-  EXPECT_EQ(predictAllReduceUs("bruck", oneHost(8, 4, true), {}), std::nullopt);
-  EXPECT_EQ(*predictAllReduceUs("ring", oneHost(1 << 20, 1, true), {}), 0.0);
+  EXPECT_EQ(predictAllReduceUs(ScheduleId::kBruck, oneHost(8, 4, true), {}), std::nullopt);
+  EXPECT_EQ(*predictAllReduceUs(ScheduleId::kRing, oneHost(1 << 20, 1, true), {}), 0.0);
 }
 
 // Spans for ranks that were where `spans` says through both timings.
@@ -177,24 +195,24 @@ TEST(Calibration, SmallStepsTimedInASlowerPeriodThanTheBulkOnesAreNotTheLink) {
 TEST(CostModel, TreeAndRabenseifnerAreTimedAsMeasured) {
   // The double tree: fewer hops than the ring's steps, about the ring's bytes (measured at 4
   // ranks), so it beats the ring at mid sizes and ties it at two ranks, where a hop is a step.
-  EXPECT_LT(*predictAllReduceUs("tree", oneHost(128 << 10, 4, false), {}),
-            *predictAllReduceUs("ring", oneHost(128 << 10, 4, false), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kTree, oneHost(128 << 10, 4, false), {}),
+            *predictAllReduceUs(ScheduleId::kRing, oneHost(128 << 10, 4, false), {}));
   // Over shm a tree of few pieces does not pipeline: two-shot keeps the sizes up to 512 KiB
   // (measured), the tree takes over from the ring once its pieces overlap.
-  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(512 << 10, 4, true), {}),
-            *predictAllReduceUs("tree", oneHost(512 << 10, 4, true), {}));
-  EXPECT_LT(*predictAllReduceUs("tree", oneHost(2 << 20, 4, true), {}),
-            *predictAllReduceUs("ring", oneHost(2 << 20, 4, true), {}));
-  EXPECT_DOUBLE_EQ(*predictAllReduceUs("tree", oneHost(32 << 10, 2, true), {}),
-                   *predictAllReduceUs("ring", oneHost(32 << 10, 2, true), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kTwoShot, oneHost(512 << 10, 4, true), {}),
+            *predictAllReduceUs(ScheduleId::kTree, oneHost(512 << 10, 4, true), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kTree, oneHost(2 << 20, 4, true), {}),
+            *predictAllReduceUs(ScheduleId::kRing, oneHost(2 << 20, 4, true), {}));
+  EXPECT_DOUBLE_EQ(*predictAllReduceUs(ScheduleId::kTree, oneHost(32 << 10, 2, true), {}),
+                   *predictAllReduceUs(ScheduleId::kRing, oneHost(32 << 10, 2, true), {}));
   // Rabenseifner: fewer steps than the ring, but its pieces do not overlap: the ring wins large
   // buffers; a rank count that is not a power of two pays two more steps of the whole buffer.
-  EXPECT_LT(*predictAllReduceUs("rabenseifner", oneHost(8 << 10, 8, false), {}),
-            *predictAllReduceUs("ring", oneHost(8 << 10, 8, false), {}));
-  EXPECT_LT(*predictAllReduceUs("ring", oneHost(64 << 20, 4, false), {}),
-            *predictAllReduceUs("rabenseifner", oneHost(64 << 20, 4, false), {}));
-  EXPECT_GT(*predictAllReduceUs("rabenseifner", oneHost(1 << 20, 6, false), {}),
-            *predictAllReduceUs("rabenseifner", oneHost(1 << 20, 4, false), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kRabenseifner, oneHost(8 << 10, 8, false), {}),
+            *predictAllReduceUs(ScheduleId::kRing, oneHost(8 << 10, 8, false), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kRing, oneHost(64 << 20, 4, false), {}),
+            *predictAllReduceUs(ScheduleId::kRabenseifner, oneHost(64 << 20, 4, false), {}));
+  EXPECT_GT(*predictAllReduceUs(ScheduleId::kRabenseifner, oneHost(1 << 20, 6, false), {}),
+            *predictAllReduceUs(ScheduleId::kRabenseifner, oneHost(1 << 20, 4, false), {}));
 }
 
 // Over TCP at 4 ranks the double tree's four one-way hops cost more than recursive doubling's two
@@ -202,70 +220,78 @@ TEST(CostModel, TreeAndRabenseifnerAreTimedAsMeasured) {
 // the tree takes over once its smaller byte term counts: 64-128 KiB with figures as calibrated
 // on the 2-core VM (both figure sets below were read at init there).
 TEST(CostModel, RecursiveDoublingKeepsSmallTcpBuffersFromTheTree) {
-  const std::vector<std::string> all = {"ring",         "direct",  "recdoubling",
-                                        "rabenseifner", "twoshot", "tree"};
+  const std::vector<ScheduleId> all = {
+      ScheduleId::kRing,         ScheduleId::kDirect,  ScheduleId::kRecursiveDoubling,
+      ScheduleId::kRabenseifner, ScheduleId::kTwoShot, ScheduleId::kTree};
   for (const auto& [alphaUs, gbps] : {std::pair{17.3, 9.16}, std::pair{28.0, 29.4}}) {
     CostModel model;
     model.tcp = {alphaUs, gbps * 1e3};
     model.reduceBytesPerUs = 27.3e3;
     for (size_t bytes : {size_t{8}, size_t{2} << 10, size_t{32} << 10}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 4, false), model, all), "recdoubling") << bytes;
+      EXPECT_EQ(fastest(oneHost(bytes, 4, false), model, all), ScheduleId::kRecursiveDoubling)
+          << bytes;
     }
     for (size_t bytes : {size_t{256} << 10, size_t{16} << 20}) {
-      EXPECT_EQ(fastest(oneHost(bytes, 4, false), model, all), "tree") << bytes;
+      EXPECT_EQ(fastest(oneHost(bytes, 4, false), model, all), ScheduleId::kTree) << bytes;
     }
   }
 }
 
 TEST(CostModel, TwoShotTakesMidSizesFromTheRingAtFourRanks) {
   // Two steps instead of six, the same bytes: the model prefers it wherever latency counts.
-  EXPECT_EQ(fastest(oneHost(16 << 10, 4, true), {}, {"ring", "direct", "twoshot"}), "twoshot");
-  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(64 << 10, 8, true), {}),
-            *predictAllReduceUs("ring", oneHost(64 << 10, 8, true), {}));
+  EXPECT_EQ(fastest(oneHost(16 << 10, 4, true), {},
+                    {ScheduleId::kRing, ScheduleId::kDirect, ScheduleId::kTwoShot}),
+            ScheduleId::kTwoShot);
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kTwoShot, oneHost(64 << 10, 8, true), {}),
+            *predictAllReduceUs(ScheduleId::kRing, oneHost(64 << 10, 8, true), {}));
   // Over TCP its n-1 messages at once cost a system call each, so small messages stay with
   // fewer messages; its streams at once win once bytes count (measured from 512 KiB).
-  EXPECT_GT(*predictAllReduceUs("twoshot", oneHost(1 << 10, 4, false), {}),
-            *predictAllReduceUs("recdoubling", oneHost(1 << 10, 4, false), {}));
-  EXPECT_LT(*predictAllReduceUs("twoshot", oneHost(1 << 20, 4, false), {}),
-            *predictAllReduceUs("ring", oneHost(1 << 20, 4, false), {}));
+  EXPECT_GT(*predictAllReduceUs(ScheduleId::kTwoShot, oneHost(1 << 10, 4, false), {}),
+            *predictAllReduceUs(ScheduleId::kRecursiveDoubling, oneHost(1 << 10, 4, false), {}));
+  EXPECT_LT(*predictAllReduceUs(ScheduleId::kTwoShot, oneHost(1 << 20, 4, false), {}),
+            *predictAllReduceUs(ScheduleId::kRing, oneHost(1 << 20, 4, false), {}));
   // Over TCP on one host where ranks share CPUs, its slices (pieces past the chunk size) are
   // priced as the ring, which it follows in the model's order, so the trial times both; between
   // hosts it is priced only whole.
   for (size_t bytes : {size_t{4} << 20, size_t{128} << 20}) {
-    EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(bytes, 4, false), {}).value(),
-                     predictAllReduceUs("ring", oneHost(bytes, 4, false), {}).value())
+    EXPECT_DOUBLE_EQ(predictAllReduceUs(ScheduleId::kTwoShot, oneHost(bytes, 4, false), {}).value(),
+                     predictAllReduceUs(ScheduleId::kRing, oneHost(bytes, 4, false), {}).value())
         << bytes;
-    EXPECT_EQ(fastest(oneHost(bytes, 4, false), {}, {"ring", "twoshot"}), "ring") << bytes;
+    EXPECT_EQ(fastest(oneHost(bytes, 4, false), {}, {ScheduleId::kRing, ScheduleId::kTwoShot}),
+              ScheduleId::kRing)
+        << bytes;
   }
   CallShape twoHosts = oneHost(4 << 20, 4, false);
   twoHosts.hosts = 2;
   twoHosts.ranksPerHost = 2;
-  EXPECT_EQ(predictAllReduceUs("twoshot", twoHosts, {}), std::nullopt);
+  EXPECT_EQ(predictAllReduceUs(ScheduleId::kTwoShot, twoHosts, {}), std::nullopt);
   twoHosts.pieceLimit = 1 << 20;
-  EXPECT_NE(predictAllReduceUs("twoshot", twoHosts, {}), std::nullopt);
+  EXPECT_NE(predictAllReduceUs(ScheduleId::kTwoShot, twoHosts, {}), std::nullopt);
   // Over shm it runs in cache-sized slices and is priced at every size. At 4 ranks it keeps
   // 512 KiB to 256 MiB from the ring and the tree (measured 0.56-0.90x the ring); at 5, 6 and 8
   // ranks the large sizes (measured below the ring from 4 MiB at 6 and 8); at 3 ranks, where it
   // was level with the ring, the large sizes stay with the ring or the tree.
   for (size_t bytes : {size_t{512} << 10, size_t{1} << 20, size_t{32} << 20, size_t{256} << 20}) {
-    EXPECT_EQ(fastest(oneHost(bytes, 4, true), {}, kMultiStepSchedules), "twoshot") << bytes;
+    EXPECT_EQ(fastest(oneHost(bytes, 4, true), {}, kMultiStepSchedules), ScheduleId::kTwoShot)
+        << bytes;
   }
   for (size_t ranks : {5, 6, 8}) {
     for (size_t bytes : {size_t{32} << 20, size_t{256} << 20}) {
-      EXPECT_EQ(fastest(oneHost(bytes, ranks, true), {}, kMultiStepSchedules), "twoshot")
+      EXPECT_EQ(fastest(oneHost(bytes, ranks, true), {}, kMultiStepSchedules), ScheduleId::kTwoShot)
           << ranks << " ranks, " << bytes << " bytes";
     }
   }
-  EXPECT_NE(fastest(oneHost(64 << 20, 3, true), {}, kMultiStepSchedules), "twoshot");
+  EXPECT_NE(fastest(oneHost(64 << 20, 3, true), {}, kMultiStepSchedules), ScheduleId::kTwoShot);
   // At two ranks it is the ring, message for message, at every size and over both links (over
   // TCP too where its pieces pass the chunk size): the tie goes to the ring (registry order), and
   // the schedule trial, which times the schedules priced close together, gets to time both.
   for (bool shm : {true, false}) {
     for (size_t bytes : {size_t{256} << 10, size_t{32} << 20, size_t{256} << 20}) {
-      EXPECT_DOUBLE_EQ(predictAllReduceUs("twoshot", oneHost(bytes, 2, shm), {}).value(),
-                       predictAllReduceUs("ring", oneHost(bytes, 2, shm), {}).value())
+      EXPECT_DOUBLE_EQ(predictAllReduceUs(ScheduleId::kTwoShot, oneHost(bytes, 2, shm), {}).value(),
+                       predictAllReduceUs(ScheduleId::kRing, oneHost(bytes, 2, shm), {}).value())
           << bytes << (shm ? " over shm" : " over tcp");
-      EXPECT_EQ(fastest(oneHost(bytes, 2, shm), {}, {"ring", "twoshot"}), "ring");
+      EXPECT_EQ(fastest(oneHost(bytes, 2, shm), {}, {ScheduleId::kRing, ScheduleId::kTwoShot}),
+                ScheduleId::kRing);
     }
   }
 }
@@ -281,23 +307,23 @@ TEST(CostModel, OverTcpRanksWithCpusToSpareTakeTwoShotForLargeBuffers) {
   for (size_t bytes : {size_t{2} << 20, size_t{8} << 20, size_t{32} << 20}) {
     CallShape spare = oneHost(bytes, 4, false);
     spare.ranksPerCpu = 0.25;  // 4 ranks, 16 CPUs
-    EXPECT_EQ(fastest(spare, model, kMultiStepSchedules), "twoshot") << bytes;
+    EXPECT_EQ(fastest(spare, model, kMultiStepSchedules), ScheduleId::kTwoShot) << bytes;
     CallShape shared = spare;
     shared.ranksPerCpu = 2;  // 4 ranks, 2 CPUs
-    EXPECT_EQ(fastest(shared, model, kMultiStepSchedules), "tree") << bytes;
+    EXPECT_EQ(fastest(shared, model, kMultiStepSchedules), ScheduleId::kTree) << bytes;
     // One CPU a rank is not to spare; nor are CPUs on one host of several.
     CallShape one = spare;
     one.ranksPerCpu = 1;
-    EXPECT_EQ(fastest(one, model, kMultiStepSchedules), "tree") << bytes;
+    EXPECT_EQ(fastest(one, model, kMultiStepSchedules), ScheduleId::kTree) << bytes;
     CallShape twoHosts = spare;
     twoHosts.hosts = 2;
     twoHosts.ranksPerHost = 2;
-    EXPECT_NE(fastest(twoHosts, model, kMultiStepSchedules), "twoshot") << bytes;
+    EXPECT_NE(fastest(twoHosts, model, kMultiStepSchedules), ScheduleId::kTwoShot) << bytes;
   }
   // Small buffers stay with the fewest messages.
   CallShape small = oneHost(8, 4, false);
   small.ranksPerCpu = 0.25;
-  EXPECT_EQ(fastest(small, model, kMultiStepSchedules), "recdoubling");
+  EXPECT_EQ(fastest(small, model, kMultiStepSchedules), ScheduleId::kRecursiveDoubling);
 }
 
 // `ranks` ranks on `cpus` CPUs of `level2` bytes of level-2 cache each (0: not known).
@@ -316,9 +342,9 @@ TEST(CostModel, TwoShotSlicesStayInCacheOverShm) {
   const std::vector<std::pair<size_t, size_t>> measured = {
       {4, 64 << 10}, {5, 32 << 10}, {6, 32 << 10}, {8, 16 << 10}};
   for (const auto& [ranks, slice] : measured) {
-    EXPECT_EQ(
-        pipelinePieceBytes(OpKind::kAllReduce, "twoshot", onCpus(64 << 20, ranks, 2), model, cap),
-        slice)
+    EXPECT_EQ(pipelinePieceBytes(OpKind::kAllReduce, ScheduleId::kTwoShot,
+                                 onCpus(64 << 20, ranks, 2), model, cap),
+              slice)
         << ranks << " ranks";
   }
   // More cache or more CPUs, larger slices; a machine that does not say is taken as 1 MiB.
@@ -332,34 +358,36 @@ TEST(CostModel, TwoShotSlicesStayInCacheOverShm) {
   smallChunks.pieceLimit = 32 << 10;
   EXPECT_EQ(twoShotSliceBytes(smallChunks), size_t{32} << 10);
   // Over TCP the chunk size: whole pieces, as priced.
-  EXPECT_EQ(
-      pipelinePieceBytes(OpKind::kAllReduce, "twoshot", oneHost(2 << 20, 4, false), model, cap),
-      cap);
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kAllReduce, ScheduleId::kTwoShot, oneHost(2 << 20, 4, false),
+                               model, cap),
+            cap);
 }
 
 TEST(CostModel, AllGatherTakesBruckWhenSmallAndTheRingWhenLarge) {
   const CallShape small = oneHost(1 << 10, 8, false);
   const CallShape large = oneHost(64 << 20, 8, false);
-  EXPECT_LT(*predictUs(OpKind::kAllGather, "bruck", small, {}),
-            *predictUs(OpKind::kAllGather, "ring", small, {}));
-  EXPECT_LT(*predictUs(OpKind::kAllGather, "ring", large, {}),
-            *predictUs(OpKind::kAllGather, "bruck", large, {}));
+  EXPECT_LT(*predictUs(OpKind::kAllGather, ScheduleId::kBruck, small, {}),
+            *predictUs(OpKind::kAllGather, ScheduleId::kRing, small, {}));
+  EXPECT_LT(*predictUs(OpKind::kAllGather, ScheduleId::kRing, large, {}),
+            *predictUs(OpKind::kAllGather, ScheduleId::kBruck, large, {}));
   const CallShape twoByTwo{64 << 20, 4, 2, 2, false};
-  EXPECT_LT(*predictUs(OpKind::kAllGather, "hierarchical", twoByTwo, {}),
-            *predictUs(OpKind::kAllGather, "ring", twoByTwo, {}));
-  EXPECT_EQ(predictUs(OpKind::kAllGather, "hierarchical", small, {}), std::nullopt);
+  EXPECT_LT(*predictUs(OpKind::kAllGather, ScheduleId::kHierarchical, twoByTwo, {}),
+            *predictUs(OpKind::kAllGather, ScheduleId::kRing, twoByTwo, {}));
+  EXPECT_EQ(predictUs(OpKind::kAllGather, ScheduleId::kHierarchical, small, {}), std::nullopt);
 }
 
 TEST(CostModel, BroadcastTakesTheTreeOnManyRanksAndTheChainForLargeMessages) {
-  EXPECT_LT(*predictUs(OpKind::kBroadcast, "tree", oneHost(4 << 10, 16, false), {}),
-            *predictUs(OpKind::kBroadcast, "ring", oneHost(4 << 10, 16, false), {}));
-  EXPECT_LT(*predictUs(OpKind::kBroadcast, "ring", oneHost(256 << 20, 4, false), {}),
-            *predictUs(OpKind::kBroadcast, "tree", oneHost(256 << 20, 4, false), {}));
-  EXPECT_LT(*predictUs(OpKind::kReduce, "ring", oneHost(256 << 20, 4, true), {}),
-            *predictUs(OpKind::kReduce, "tree", oneHost(256 << 20, 4, true), {}));
-  EXPECT_EQ(predictUs(OpKind::kReduce, "hierarchical", CallShape{1 << 20, 4, 2, 2, false}, {}),
+  EXPECT_LT(*predictUs(OpKind::kBroadcast, ScheduleId::kTree, oneHost(4 << 10, 16, false), {}),
+            *predictUs(OpKind::kBroadcast, ScheduleId::kRing, oneHost(4 << 10, 16, false), {}));
+  EXPECT_LT(*predictUs(OpKind::kBroadcast, ScheduleId::kRing, oneHost(256 << 20, 4, false), {}),
+            *predictUs(OpKind::kBroadcast, ScheduleId::kTree, oneHost(256 << 20, 4, false), {}));
+  EXPECT_LT(*predictUs(OpKind::kReduce, ScheduleId::kRing, oneHost(256 << 20, 4, true), {}),
+            *predictUs(OpKind::kReduce, ScheduleId::kTree, oneHost(256 << 20, 4, true), {}));
+  EXPECT_EQ(
+      predictUs(OpKind::kReduce, ScheduleId::kHierarchical, CallShape{1 << 20, 4, 2, 2, false}, {}),
+      std::nullopt);
+  EXPECT_EQ(predictUs(OpKind::kReduceScatter, ScheduleId::kRing, oneHost(1 << 20, 4, true), {}),
             std::nullopt);
-  EXPECT_EQ(predictUs(OpKind::kReduceScatter, "ring", oneHost(1 << 20, 4, true), {}), std::nullopt);
 }
 
 TEST(CostModel, PipelinePiecesGrowWithTheMessageAndStayWithinBounds) {
@@ -368,8 +396,8 @@ TEST(CostModel, PipelinePiecesGrowWithTheMessageAndStayWithinBounds) {
   // Chain over 8 ranks: sqrt(S * alpha * beta / 6), in whole pages.
   size_t previous = 0;
   for (size_t bytes : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
-    const size_t piece =
-        pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(bytes, 8, false), model, cap);
+    const size_t piece = pipelinePieceBytes(OpKind::kBroadcast, ScheduleId::kRing,
+                                            oneHost(bytes, 8, false), model, cap);
     const double best =
         std::sqrt(static_cast<double>(bytes) * model.tcp.alphaUs * model.tcp.bytesPerUs / 6);
     EXPECT_EQ(piece, static_cast<size_t>(best / 4096) * 4096) << bytes;
@@ -378,22 +406,25 @@ TEST(CostModel, PipelinePiecesGrowWithTheMessageAndStayWithinBounds) {
   }
   // Bounds: a huge message stops at the cap, a tiny one at the floor; one hop pipelines
   // nothing, so it takes the largest pieces.
-  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(size_t{1} << 34, 8, false),
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, ScheduleId::kRing,
+                               oneHost(size_t{1} << 34, 8, false), model, cap),
+            cap);
+  EXPECT_EQ(
+      pipelinePieceBytes(OpKind::kReduce, ScheduleId::kTree, oneHost(64, 8, true), model, cap),
+      kMinPieceBytes);
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, ScheduleId::kRing, oneHost(64 << 20, 2, true),
                                model, cap),
             cap);
-  EXPECT_EQ(pipelinePieceBytes(OpKind::kReduce, "tree", oneHost(64, 8, true), model, cap),
-            kMinPieceBytes);
-  EXPECT_EQ(pipelinePieceBytes(OpKind::kBroadcast, "ring", oneHost(64 << 20, 2, true), model, cap),
-            cap);
   // Schedules whose pieces the model does not time keep HOOP_CHUNK_SIZE's.
-  EXPECT_EQ(pipelinePieceBytes(OpKind::kAllReduce, "ring", oneHost(64 << 20, 4, true), model, cap),
+  EXPECT_EQ(pipelinePieceBytes(OpKind::kAllReduce, ScheduleId::kRing, oneHost(64 << 20, 4, true),
+                               model, cap),
             0u);
   // The chosen piece is no slower, as predicted, than the fixed default either side of it.
   const CallShape mid = oneHost(2 << 20, 4, true);
-  const size_t chosen = pipelinePieceBytes(OpKind::kBroadcast, "ring", mid, model, cap);
+  const size_t chosen = pipelinePieceBytes(OpKind::kBroadcast, ScheduleId::kRing, mid, model, cap);
   for (size_t other : {size_t{16} << 10, cap}) {
-    EXPECT_LE(*predictUs(OpKind::kBroadcast, "ring", mid, model, chosen),
-              *predictUs(OpKind::kBroadcast, "ring", mid, model, other))
+    EXPECT_LE(*predictUs(OpKind::kBroadcast, ScheduleId::kRing, mid, model, chosen),
+              *predictUs(OpKind::kBroadcast, ScheduleId::kRing, mid, model, other))
         << other;
   }
 }
@@ -423,10 +454,19 @@ TEST(CostModel, EnvironmentOverridesAndTheirErrors) {
   EXPECT_TRUE(model.tcpFromEnv);
   EXPECT_TRUE(model.reduceFromEnv);
   EXPECT_FALSE(model.shmFromEnv);
-  EXPECT_TRUE(model.calibrate);
+  // Calibration and the trial are off unless asked for: the choice is the same every run.
+  EXPECT_FALSE(model.calibrate);
+  EXPECT_FALSE(model.trial);
+  setenv("HOOP_TUNE_CALIBRATE", "1", 1);
+  EXPECT_TRUE(CostModel::fromEnvironment().calibrate);
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
   EXPECT_FALSE(CostModel::fromEnvironment().calibrate);
   unsetenv("HOOP_TUNE_CALIBRATE");
+  setenv("HOOP_TUNE_TRIAL", "1", 1);
+  EXPECT_TRUE(CostModel::fromEnvironment().trial);
+  setenv("HOOP_TUNE_TRIAL", "0", 1);
+  EXPECT_FALSE(CostModel::fromEnvironment().trial);
+  unsetenv("HOOP_TUNE_TRIAL");
   for (const char* bad : {"1", "x,2", "1,0", "-1,2", "1,2,3"}) expectRefused("HOOP_TUNE_SHM", bad);
   unsetenv("HOOP_TUNE_TCP");
   unsetenv("HOOP_TUNE_REDUCE");

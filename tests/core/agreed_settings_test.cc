@@ -23,15 +23,15 @@ TEST(AgreedSettings, EachSettingHasItsOwnDigest) {
   EXPECT_EQ(agreedSettingsText(defaults, any),
             (std::array<std::string, kAgreedSettingCount>{
                 "HOOP_ALGO (or config->algorithms)=\"\"", "HOOP_CHUNK_SIZE=unset",
-                "HOOP_TUNE_CALIBRATE=1", "HOOP_TUNE_TRIAL=1", "HOOP_TUNE_WATCH=0",
+                "HOOP_TUNE_CALIBRATE=0", "HOOP_TUNE_TRIAL=0", "HOOP_TUNE_WATCH=0",
                 "HOOP_TUNE_SHM=measured", "HOOP_TUNE_TCP=measured", "HOOP_TUNE_REDUCE=measured",
                 "HOOP_TRANSPORT=shm,rdma,tcp", "HOOP_SHM_SLOTS=8", "HOOP_SHM_SLOT_SIZE=524288"}));
   // Each change moves its own digest and no other.
   std::vector<Config> changed(kAgreedSettingCount);
   changed[0].algorithms = AlgoOverrides::parse("allreduce:=ring");
   changed[1].chunkSetByUser = true;
-  changed[2].costModel.calibrate = false;
-  changed[3].costModel.trial = false;
+  changed[2].costModel.calibrate = true;
+  changed[3].costModel.trial = true;
   changed[4].costModel.watchCalls = 4096;
   changed[5].costModel.shmFromEnv = true;
   changed[6].costModel.tcpFromEnv = true;

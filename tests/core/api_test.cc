@@ -311,6 +311,7 @@ TEST(Trial, AClassOpenedAtAnotherSizeSettlesOnTheSizeTheJobLoopsOn) {
   constexpr size_t kOpeningCount = 768;  // 3 KiB of floats
   constexpr size_t kLoopCount = 512;     // 2 KiB
   setenv("HOOP_TUNE_CALIBRATE", "0", 1);
+  setenv("HOOP_TUNE_TRIAL", "1", 1);
   int callsToSettle[2] = {-1, -1};
   runRanks(2, [&](hoopComm_t comm, int rank) {
     std::vector<float> opening(kOpeningCount, static_cast<float>(rank + 1));
@@ -337,6 +338,7 @@ TEST(Trial, AClassOpenedAtAnotherSizeSettlesOnTheSizeTheJobLoopsOn) {
     callsToSettle[rank] = settled != 0 ? calls : -1;
   });
   unsetenv("HOOP_TUNE_CALIBRATE");
+  unsetenv("HOOP_TUNE_TRIAL");
   EXPECT_GT(callsToSettle[0], 0) << "not settled within HOOP_MOST_CALLS_TO_SETTLE";
   EXPECT_LE(callsToSettle[0], HOOP_MOST_CALLS_TO_SETTLE);
   EXPECT_EQ(callsToSettle[0], callsToSettle[1]);

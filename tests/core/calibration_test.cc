@@ -44,7 +44,8 @@ std::array<CalibrationOutcome, 2> calibratePinned(std::array<int, 2> cpus) {
   hoopUniqueId uid;
   EXPECT_EQ(hoopGetUniqueId(&uid), hoopSuccess) << hoopGetLastError(nullptr);
   const BootstrapId id = BootstrapId::decode(uid);
-  const Config config = Config::fromEnvironment();
+  Config config = Config::fromEnvironment();
+  config.costModel.calibrate = true;  // off by default (calibration.h)
   std::array<CalibrationOutcome, 2> outcomes;
   std::array<std::string, 2> failures;
   std::vector<std::thread> ranks;
@@ -107,6 +108,22 @@ TEST(Calibration, RanksOnCpusOfTheirOwnAreNotTakenForStacked) {
     EXPECT_FALSE(mentionsOneCpu(outcomes[rank])) << "rank " << rank;
   }
   EXPECT_EQ(outcomes[0].adopted, outcomes[1].adopted) << "the ranks decided differently";
+}
+
+// Calibrated figures land on powers of two, so a run's noise moves the model only where a
+// figure lies near the middle between two (a factor of sqrt(2) from each).
+TEST(Calibration, FiguresSnapToTheNearestPowerOfTwo) {
+  EXPECT_EQ(snapToGrid(1.0), 1.0);
+  EXPECT_EQ(snapToGrid(1.3), 1.0);
+  EXPECT_EQ(snapToGrid(1.5), 2.0);
+  EXPECT_EQ(snapToGrid(0.16), 0.125);
+  EXPECT_EQ(snapToGrid(0.18), 0.25);
+  EXPECT_EQ(snapToGrid(6500.0), 8192.0);
+  EXPECT_EQ(snapToGrid(5000.0), 4096.0);
+  // Figures within 1.3x of each other around one power of two agree.
+  for (const double figure : {0.2, 2.2, 4.9, 9000.0}) {
+    EXPECT_EQ(snapToGrid(figure * 0.9), snapToGrid(figure * 1.1)) << figure;
+  }
 }
 
 }  // namespace

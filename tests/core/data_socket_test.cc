@@ -31,12 +31,15 @@ std::string congestionFor(const char* text) {
   });
 }
 
-TEST(SocketCongestion, RenoUnlessTheSettingSaysOtherwise) {
+// The kernel's own congestion control (stored empty) unless the setting names one.
+TEST(SocketCongestion, TheKernelsUnlessTheSettingSaysOtherwise) {
   unsetenv("HOOP_SOCKET_CONGESTION");
-  EXPECT_EQ(Config::fromEnvironment().socketCongestion, "reno");
+  EXPECT_EQ(Config::fromEnvironment().socketCongestion, "");
+  EXPECT_EQ(Config::fromEnvironment().dataSocketTuning().congestion, "");
+  EXPECT_EQ(congestionFor("reno"), "kept 'reno'");
   EXPECT_EQ(congestionFor("cubic"), "kept 'cubic'");
   EXPECT_EQ(congestionFor("system"), "kept ''");
-  EXPECT_EQ(congestionFor(""), "kept 'reno'");  // empty is unset, as for every setting
+  EXPECT_EQ(congestionFor(""), "kept ''");  // empty is unset, as for every setting
   const std::string outcome = congestionFor("sixteen_letters_");
   EXPECT_NE(outcome.find("HOOP_SOCKET_CONGESTION='sixteen_letters_' is not"), std::string::npos)
       << outcome;

@@ -337,11 +337,11 @@ TEST(Algorithm, EveryRankMakesTheSameChoice) {
   }
 }
 
-// hoop's timed choice (schedule_trial.h) over each transport: four ranks loop on 2 KiB sums
-// (checked exactly every call) until that class has settled (at least a second, so the loop's
-// 4-byte vote may settle too; however long a sanitizer build takes, up to the worker's bound).
-// Every rank logs the same settlements in the same order, from the same agreed times, and each
-// winner is the fastest of the times it logs or within the noise margin of it. With
+// hoop's timed choice (schedule_trial.h, HOOP_TUNE_TRIAL=1) over each transport: four ranks loop on
+// 2 KiB sums (checked exactly every call) until that class has settled (at least a second, so the
+// loop's 4-byte vote may settle too; however long a sanitizer build takes, up to the worker's
+// bound). Every rank logs the same settlements in the same order, from the same agreed times, and
+// each winner is the fastest of the times it logs or within the noise margin of it. With
 // HOOP_TUNE_TRIAL=0 nothing is timed. The model keeps its default figures, which price several
 // schedules within 2x of each other at 2 KiB; figures measured on a loaded machine may price one
 // far ahead, leaving nothing to time. The watch stays off, as by default: with it, a class timed
@@ -352,6 +352,7 @@ TEST(Algorithm, TimedChoiceSettlesAlikeOnEveryRank) {
     auto results = runWithUniqueId(
         4, {"--suite", "loop", "--seconds", "1", "--count", "512", "--until-settled"},
         {{"HOOP_TRANSPORT", transport},
+         {"HOOP_TUNE_TRIAL", "1"},
          {"HOOP_TUNE_CALIBRATE", "0"},
          {"HOOP_TUNE_WATCH", "0"},
          {"HOOP_DEBUG", "INFO"},
@@ -454,8 +455,10 @@ TEST(Algorithm, RanksWithDifferentSharedSettingsFailToInitialise) {
 // logs the same drift (agreed figures), and the class settles again. With HOOP_TUNE_WATCH=0 it
 // stays settled through the same slow calls.
 TEST(Algorithm, DriftTimesASettledClassAgainOnEveryRank) {
-  const Env quiet = {
-      {"HOOP_TUNE_CALIBRATE", "0"}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "TUNE"}};
+  const Env quiet = {{"HOOP_TUNE_TRIAL", "1"},
+                     {"HOOP_TUNE_CALIBRATE", "0"},
+                     {"HOOP_DEBUG", "INFO"},
+                     {"HOOP_DEBUG_SUBSYS", "TUNE"}};
   const std::vector<std::string> args = {"--suite", "drift",         "--count",
                                          "512",     "--drift-calls", "96"};
   for (const char* transport : {"tcp", "shm"}) {
@@ -536,11 +539,14 @@ TEST(Algorithm, RanksBoundApartAgreeOnTheirCrowding) {
   }
 }
 
-// Figures given in the environment are kept as given; HOOP_TUNE_CALIBRATE=0 measures nothing.
+// Figures given in the environment are kept as given by calibration (HOOP_TUNE_CALIBRATE=1);
+// HOOP_TUNE_CALIBRATE=0 measures nothing.
 TEST(Algorithm, CalibrationKeepsFiguresFromTheEnvironment) {
-  auto results = runWithUniqueId(
-      2, {"--suite", "barrier"},
-      {{"HOOP_TUNE_SHM", "2,3"}, {"HOOP_DEBUG", "INFO"}, {"HOOP_DEBUG_SUBSYS", "TUNE"}});
+  auto results = runWithUniqueId(2, {"--suite", "barrier"},
+                                 {{"HOOP_TUNE_CALIBRATE", "1"},
+                                  {"HOOP_TUNE_SHM", "2,3"},
+                                  {"HOOP_DEBUG", "INFO"},
+                                  {"HOOP_DEBUG_SUBSYS", "TUNE"}});
   expectAllPassed(results);
   for (const auto& result : results) {
     EXPECT_NE(result.output.find("calibrated (slowest rank): shm 2 us + 3 GB/s per step (from the "
