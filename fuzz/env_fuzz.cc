@@ -10,8 +10,8 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/secret.h"
-#include "topology/transport_choice.h"
 #include "transport/tcp/interfaces.h"
+#include "transport/transport_registry.h"
 
 namespace hoop {
 namespace {

@@ -174,7 +174,7 @@ CalibrationOutcome calibrateCostModel(Team& comm) {
   CostModel model = comm.costModel();
   if (!model.calibrate || comm.size() < 2) return outcome;
 
-  const bool overShm = comm.everyPeerOverShm();
+  const bool overShm = comm.everyPeerSharesMemory();
   const double myReduceUsPerByte = reduceUsPerByte();
   // Every rank holds the same measurement, so every rank takes the same branch here.
   Figures agreed{};

@@ -16,7 +16,7 @@
 namespace hoop {
 
 bool oneShotFits(const Team& comm, const CollectiveArgs& args) {
-  return comm.everyPeerOverShm() && static_cast<size_t>(comm.size()) <= kOneShotMaxRanks &&
+  return comm.everyPeerSharesMemory() && static_cast<size_t>(comm.size()) <= kOneShotMaxRanks &&
          args.bytes() <= kOneShotMaxBytes;
 }
 

@@ -25,8 +25,6 @@
 
 namespace hoop {
 
-class ShmConnection;
-
 class Team {
  public:
   virtual ~Team() = default;
@@ -58,10 +56,9 @@ class Team {
   double ranksPerCpu() const { return ranksPerCpu_; }
   // The least level-2 cache per CPU any rank reported (0: none did).
   size_t level2BytesPerCpu() const { return level2BytesPerCpu_; }
-  // Whether every other rank is on this host and reached over shared memory (HOOP_TRANSPORT
-  // allowing): what schedules that read peers' buffers in place need. Same on every rank of a
-  // single-host job.
-  bool everyPeerOverShm() const { return everyPeerOverShm_; }
+  // Whether every other rank is reached by a transport that maps its memory (shm, as HOOP_TRANSPORT
+  // allows): what schedules that read peers' buffers in place need. The same on every rank.
+  bool everyPeerSharesMemory() const { return everyPeerSharesMemory_; }
 
   // "rank 3 (host b, pid 912)": how messages name a peer.
   virtual std::string describePeer(int rank) const = 0;
@@ -77,9 +74,6 @@ class Team {
   // The connection to `peer`, set up on first use (both ranks must be asking at about the same
   // time, as they are inside a collective or a matched send/recv).
   virtual Connection& connection(int peer) = 0;
-  // The shared-memory connection to `peer` (set up on first use, like connection()), or nullptr
-  // when the peer is reached another way.
-  virtual ShmConnection* shmConnection(int peer) = 0;
   // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
   virtual void connectAll(const std::vector<int>& peers) = 0;
   // Every other rank, once (later calls return at once).
@@ -153,7 +147,7 @@ class Team {
   int crossSize_ = 1;
   double ranksPerCpu_ = 0;  // below 1 where every host has CPUs to spare
   size_t level2BytesPerCpu_ = 0;
-  bool everyPeerOverShm_ = false;
+  bool everyPeerSharesMemory_ = false;
   Ring ring_;
   Ring localRing_;
   Ring crossRing_;

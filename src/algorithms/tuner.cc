@@ -69,7 +69,7 @@ CallShape callShape(const Team& comm, const CollectiveArgs& args) {
   shape.ranks = static_cast<size_t>(comm.size());
   shape.hosts = static_cast<size_t>(comm.hostCount());
   shape.ranksPerHost = comm.localRing().size();
-  shape.sharedMemory = comm.everyPeerOverShm();
+  shape.sharedMemory = comm.everyPeerSharesMemory();
   shape.pieceLimit = comm.chunkBytes();
   shape.ranksPerCpu = comm.ranksPerCpu();
   shape.level2BytesPerCpu = comm.level2BytesPerCpu();

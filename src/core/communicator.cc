@@ -104,10 +104,10 @@ std::unique_ptr<Communicator> Communicator::create(
   comm->connections_.assign(nranks, nullptr);
   comm->watch_.attach({rank, &comm->peers_, comm->control_.get(), &comm->connections_,
                        &comm->abort_, comm->config_.opTimeout});
-  comm->everyPeerOverShm_ = nranks > 1;
+  comm->everyPeerSharesMemory_ = nranks > 1;
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) continue;
-    comm->everyPeerOverShm_ &=
+    comm->everyPeerSharesMemory_ &=
         chooseTransport(comm->transportPolicy_, comm->pairWith(peer)).sharesMemory();
   }
   comm->setupLinks_.resize(nranks);

@@ -24,7 +24,6 @@
 #include "core/rank_status.h"
 #include "transport/connection.h"
 #include "transport/shm/futex.h"
-#include "transport/shm/shm_connection.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/transport_registry.h"
 
@@ -56,7 +55,6 @@ class Communicator final : public Team {
   Connection& connection(int peer) override;
   // The shared-memory connection to `peer` (set up on first use, like connection()), or nullptr
   // when the peer is reached another way.
-  ShmConnection* shmConnection(int peer) override;
   // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
   void connectAll(const std::vector<int>& peers) override;
   // Every other rank, once (later calls return at once).

@@ -13,10 +13,6 @@ Connection& Communicator::connection(int peer) {
   return *connections_[peer];
 }
 
-ShmConnection* Communicator::shmConnection(int peer) {
-  return dynamic_cast<ShmConnection*>(&connection(peer));
-}
-
 namespace {
 
 // A transport's setup exchange, carried by the pair's TCP link and driven by the communicator's

@@ -1,6 +1,6 @@
 // fp16 and bf16 computed from the format definitions (sign, biased exponent, mantissa) with
 // ldexp/frexp in double: the independent reference the conversion and reduction tests compare
-// against. Deliberately slow and obvious; shares nothing with src/device/cpu/half.h.
+// against. Deliberately slow and obvious; shares nothing with src/base/half.h.
 #pragma once
 
 #include <algorithm>

@@ -15,6 +15,7 @@
 #include "hoop/hoop.h"
 #include "loopback_pipe_transport.h"
 #include "scoped_env.h"
+#include "transport/shm/shm_connection.h"
 #include "transport/transport_registry.h"
 
 namespace hoop {
@@ -42,9 +43,9 @@ std::string runRank(const BootstrapId& id, int nranks, int rank, const Config& c
   std::unique_ptr<Communicator> comm = Communicator::create(id, nranks, rank, nullptr, config);
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) continue;
-    if (comm->shmConnection(peer) != nullptr) return str("rank ", rank, ": shm to ", peer);
+    if (dynamic_cast<ShmConnection*>(&comm->connection(peer)) != nullptr) return str("rank ", rank, ": shm to ", peer);
   }
-  if (comm->everyPeerOverShm()) return str("rank ", rank, ": one-shot schedules allowed");
+  if (comm->everyPeerSharesMemory()) return str("rank ", rank, ": one-shot schedules allowed");
   // Small (one piece) and large (many pieces, more than a pipe's buffer in flight).
   for (size_t count : {size_t{1}, size_t{1000}, size_t{300'000}}) {
     std::vector<int32_t> data = contribution(rank, count);
