@@ -43,7 +43,8 @@ std::string runRank(const BootstrapId& id, int nranks, int rank, const Config& c
   std::unique_ptr<Communicator> comm = Communicator::create(id, nranks, rank, nullptr, config);
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) continue;
-    if (dynamic_cast<ShmConnection*>(&comm->connection(peer)) != nullptr) return str("rank ", rank, ": shm to ", peer);
+    if (dynamic_cast<ShmConnection*>(&comm->connection(peer)) != nullptr)
+      return str("rank ", rank, ": shm to ", peer);
   }
   if (comm->everyPeerSharesMemory()) return str("rank ", rank, ": one-shot schedules allowed");
   // Small (one piece) and large (many pieces, more than a pipe's buffer in flight).
