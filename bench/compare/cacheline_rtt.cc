@@ -1,10 +1,9 @@
 // hoop-cacheline-rtt: how long a cache line takes to go from one CPU to another and back, now.
 //
-// On a virtual machine the host decides where the guest's CPUs run, and it moves them: this
-// project's 2-core VM measured 50-66 ns a round trip in some minutes and 270-330 ns in others,
-// and a 4-rank shared-memory allreduce of 1 MiB ran about 4x slower in the second kind of minute
-// (bench/RESULTS.md, thirty-seventh pass). A benchmark that records the round trip beside its
-// figures can tell a schedule's cost from the host's placement of the moment.
+// On a virtual machine the host decides where the guest's CPUs run, and it moves them: the round
+// trip can change several times over within minutes, and shared-memory collectives slow down with
+// it (bench/compare/README.md). A benchmark that records the round trip beside its figures can
+// tell a schedule's cost from the host's placement of the moment.
 //
 //   hoop-cacheline-rtt [--cpus A,B] [--trips N] [--repeats R]
 //

@@ -2,7 +2,7 @@
 """The median over several run.sh runs of each ratio run.sh prints, cell by cell.
 
 One run on a shared machine is one sample: the host's placement of the CPUs and other work
-move whole runs by tens of percent (bench/RESULTS.md, thirty-seventh pass). Give this the
+move whole runs by tens of percent (bench/compare/README.md). Give this the
 results directories of several runs of the same sizes and it prints, per rank count and size,
 each ratio's median over the runs, with every run's value and how many were above 1 (hoop
 slower):

@@ -92,7 +92,7 @@ out=$(cd "$out" && pwd)
 # Other work on the machine shows up as outliers: keep the load average beside every job.
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # So does a virtual machine's host moving the guest's CPUs (a cache line's round trip between
-# two CPUs went from about 60 to about 300 ns and back on the 2-core VM): keep it too.
+# two CPUs can change several times over and back; bench/compare/README.md): keep it too.
 round_trip() {
   [[ -x $bin/hoop-cacheline-rtt ]] || { echo "n/a"; return; }
   "$bin/hoop-cacheline-rtt" --trips 50000 --repeats 3 2>/dev/null |

@@ -98,8 +98,8 @@ def run_perf(args, size_range, algo, json_path, build=None, log_path=None, inter
 def round_trip_ns(build):
     """A cache line's round trip between two CPUs right now (hoop-cacheline-rtt), in ns; None
     where the program is missing or there is one CPU. On a virtual machine it says where the
-    host runs the guest's CPUs, which moved shared-memory figures by several times on the 2-core
-    VM (bench/RESULTS.md, thirty-seventh pass)."""
+    host runs the guest's CPUs, which can move shared-memory figures by several times
+    (bench/compare/README.md)."""
     program = os.path.join(build, "bin", "hoop-cacheline-rtt")
     if not os.path.exists(program):
         return None
@@ -219,7 +219,7 @@ def main():
 # column (a batch's mean call: what a loop of calls pays, tails included) and its median call.
 # They rank schedules differently where ranks share CPUs: a call's slowest rank is the one that
 # came first and waited, so the median of those maxima charges a schedule for its ranks' skew in
-# arrival, which a loop does not pay (bench/RESULTS.md, twenty-seventh pass).
+# arrival, which a loop does not pay.
 METRICS = {
     "mean": ("time_us", "mean call of a batch"),
     "median": ("median_us", "median call"),

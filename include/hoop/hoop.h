@@ -101,7 +101,8 @@ typedef struct {
   int timeoutSeconds;
   /* TCP connections per peer, 1..64. Default: HOOP_SOCKET_NSTREAMS, else 1. */
   int socketStreams;
-  /* Schedules to force, in HOOP_ALGO's syntax (README.md). Default: HOOP_ALGO, else none. */
+  /* Schedules to force, in HOOP_ALGO's syntax (docs/configuration.md). Default: HOOP_ALGO, else
+   * none. */
   const char* algorithms;
 } hoopConfig_t;
 
@@ -126,7 +127,7 @@ hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopUniqueId c
 
 /* Rank, size and root address from the launcher's environment: hooprun (HOOP_RANK, HOOP_SIZE,
  * HOOP_ROOT_ADDR, HOOP_SECRET), OpenMPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, ...) or torchrun
- * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). See README.md, "Launching". */
+ * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). See docs/launching.md. */
 hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm);
 
 /* Closes connections and frees the communicator. Call once. On a non-blocking communicator it
@@ -186,11 +187,11 @@ hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collectiv
                                      hoopDataType_t datatype, int* settled);
 
 /* hoop extension, for benchmarks and tools that compare schedules on one communicator: forces
- * schedules, in HOOP_ALGO's syntax (README.md), on the calls made on comm after it, in place of
- * the rules comm was created with (HOOP_ALGO or config->algorithms); NULL or "" leaves every call
- * to hoop's own choice. Collective: every rank calls it between the same two calls, with the same
- * text. A text hoop cannot read is hoopInvalidArgument naming the token, on every rank, and
- * leaves comm as it was; a text that differs between ranks is hoopInvalidUsage on every rank,
+ * schedules, in HOOP_ALGO's syntax (docs/configuration.md), on the calls made on comm after it, in
+ * place of the rules comm was created with (HOOP_ALGO or config->algorithms); NULL or "" leaves
+ * every call to hoop's own choice. Collective: every rank calls it between the same two calls, with
+ * the same text. A text hoop cannot read is hoopInvalidArgument naming the token, on every rank,
+ * and leaves comm as it was; a text that differs between ranks is hoopInvalidUsage on every rank,
  * naming a rank that passed it, and fails comm like any mismatched call. Not inside a group. On
  * a non-blocking communicator it is queued like the calls below. */
 hoopResult_t hoopCommSetAlgorithms(hoopComm_t comm, const char* algorithms);

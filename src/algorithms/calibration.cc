@@ -32,7 +32,7 @@ constexpr uint32_t kAttempts = 3;
 // Before the second attempt; the third waits twice as long.
 constexpr std::chrono::milliseconds kPauseBeforeAgain{2};
 // The reduction is timed on buffers of this size: larger than a core's L2, as the reductions of
-// large calls see (the in-cache rate overstated it 2-3x against whole-buffer reductions).
+// large calls see (the in-cache rate overstates it against whole-buffer reductions; docs/tuner.md).
 constexpr size_t kReduceBytes = 1 << 20;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
@@ -41,10 +41,10 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 // predecessor at once, as a ring schedule's steps do): the fastest batch's mean. A batch's mean
 // is what a schedule's steps cost back to back, including the context switches of ranks that
 // outnumber cores; a single step's time is not (a rank descheduled for one step lets the next
-// ones find their data waiting: the median single step read 0.3 us where 4 ranks on 2 cores
-// take 3-10 us a step). Other work only ever slows a batch down, and right after start the
-// kernel may still have two ranks on one core (medians of 8 steps read 55-110 us for 0.2 and
-// 8 us steps in one run of five): the fastest batch is the latency's figure.
+// ones find their data waiting, so the median single step reads far below what a step costs
+// where ranks outnumber cores). Other work only ever slows a batch down, and right after start
+// the kernel may still have two ranks on one core (a batch's median then reads many times the
+// step): the fastest batch is the latency's figure.
 double ringStepUs(Team& comm, Primitives& prims, const char* out, char* in, size_t bytes,
                   int stepsPerBatch) {
   const Ring& ring = comm.ring();
@@ -182,10 +182,9 @@ CalibrationOutcome calibrateCostModel(Team& comm) {
     const Measurement measured = measureAndAgree(comm, myReduceUsPerByte, attempt);
     agreed = measured.slowest;
     const bool again = attempt + 1 < kAttempts;
-    // Ranks still stacked at the last attempt, after the pauses, are how this job runs: in the
-    // launches here where they stayed so, the collectives ran stacked too (32 KiB in 8-10 us
-    // against 3.4-4.6), and recursive doubling, which their figures pick, took 10-22 us at
-    // 128 KiB where the defaults' ring took 22-23. So only earlier attempts are set aside.
+    // Ranks still stacked at the last attempt, after the pauses, are how this job runs: where
+    // they stayed so, the collectives ran stacked too, and the schedules their figures pick were
+    // as fast as the defaults' or faster. So only earlier attempts are set aside.
     const bool stacked = ranksStacked(comm, measured);
     const char* why = stacked && again ? "two ranks of one host stayed on one CPU (the kernel had "
                                          "not spread them yet)"

@@ -60,24 +60,21 @@ struct TimingSpans {
 // the timings. Asked only where every host has a CPU for each of its ranks: there, that is the
 // kernel not yet having spread processes that started out on one CPU (ranks that spin rather
 // than sleep give it few chances to place them again), and every step pays two context
-// switches. At 2 ranks over shm here that read 2.8 us a step against 0.15-0.2, at half the
-// bandwidth, in 10 of 120 communicators; most then spread, and the tuner had taken recursive
-// doubling from 32 to 128 KiB for the whole job, where the ring is up to 1.14x faster. Such an
-// attempt is set aside and measured again after a pause; ranks still stacked at the last
-// attempt are taken as the job will run (bench/RESULTS.md, nineteenth pass). Each timing is
-// judged on its own: one span around both missed a rank that moved off a shared CPU between
-// them, after all its 8-byte steps had run stacked (2.87 us adopted; twentieth pass).
+// switches: a step reads many times slower, at a fraction of the bandwidth, though most such
+// ranks spread soon after, and a model priced on those figures picks the wrong schedules for the
+// whole job. Such an attempt is set aside and measured again after a pause; ranks still stacked
+// at the last attempt are taken as the job will run. Each timing is judged on its own: one span
+// around both missed a rank that moved off a shared CPU between them, after all its 8-byte steps
+// had run stacked. The figures are in docs/design-notes.md, "Choosing a schedule".
 bool ranksStayedOnOneCpu(std::span<const TimingSpans> spans, std::span<const uint64_t> hostIds);
 
 // Whether an 8-byte and a 256 KiB shm step were timed in the same period of the machine. The
 // 256 KiB step carries 32768 times the payload: where it reads less than kMinBulkOverSmallStep
 // times the 8-byte step, an 8-byte handshake would cost as much as copying 64 KiB, which no
-// memory link does; the small steps ran while the machine was slower. With 4 ranks on 2 cores
-// here, 8-byte steps read 6-70 us through a whole measurement where 256 KiB ones read 25-30 us,
-// giving rates from 15 GB/s up to the 1e-3 us floor's 262 TB/s, and the tuner then picked the
-// direct allreduce, up to 2x slower, from 16 to 64 KiB (in 7 of 40 launches; after this check,
-// 10 of 40 measured again and none picked it). Launches that read both in one period gave ratios
-// of 5.9 to 42, slow launches included (bench/RESULTS.md, fourteenth pass).
+// memory link does; the small steps ran while the machine was slower. Left in, such figures give
+// absurd bandwidths and made the tuner pick a schedule up to 2x slower at medium sizes; launches
+// that read both steps in one period, slow ones included, stayed well above the ratio
+// (docs/design-notes.md, "Measurements behind the defaults").
 inline constexpr double kMinBulkOverSmallStep = 5;
 bool stepsConsistent(double smallStepUs, double bulkStepUs);
 

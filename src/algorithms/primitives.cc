@@ -95,8 +95,8 @@ void Primitives::withReceived(int from, size_t bytes, Use use) {
 void* Primitives::outboundSlot(int to, size_t bytes) {
   // Smaller pieces gain nothing: a reduction that stores into a slot the peer's core last read
   // runs slower than one into this rank's cache followed by a copy, and the piece is still in
-  // cache for that copy (2 ranks, ring: +15% at 16 KiB pieces, +7% at 64 KiB, then -10% at
-  // 256 KiB and -15% at 512 KiB, where the separate copy is one more pass beyond L2).
+  // cache for that copy; from pieces that leave the level-2 cache, the separate copy is one more
+  // pass over memory and reducing in place wins (docs/design-notes.md).
   constexpr size_t kInPlaceFromBytes = 256 << 10;
   if (bytes < kInPlaceFromBytes) return nullptr;
   Connection& c = comm_.connection(to);

@@ -1,9 +1,8 @@
 // hoop's choice settled by the job's own calls. The cost model (tuner.h) prices schedules from
 // factors fitted on one machine; where it prices several close together it cannot be trusted to
-// order them (its pick missed the fastest by 1.1-2x at several sizes on a 16-CPU host:
-// bench/RESULTS.md, twenty-first pass). So the first calls of each kind of collective in each
-// power-of-two size class time those schedules on the job's own data, and the class keeps the
-// fastest. For one class:
+// order them on another (docs/design-notes.md, "Choosing a schedule"). So the first calls of each
+// kind of collective in each power-of-two size class time those schedules on the job's own data,
+// and the class keeps the fastest. For one class:
 //
 // 1. Candidates: the schedules the model prices close to its fastest, in the model's order.
 // 2. Timed rounds: a warm-up round, untimed, then rounds in which each candidate runs a burst of
@@ -61,17 +60,13 @@ struct CostModel;
 
 // Candidates of quick calls: up to six schedules within 3x of the model's fastest. The model's
 // byte terms are fitted to buffers that leave the cache, and at sizes that stay in it, on a host
-// with CPUs to spare, they overprice the schedules that move the whole buffer every round: on 16
-// CPUs, 8 ranks over shm at 8 KiB, recursive doubling was the fastest forced (8.8 us against
-// two-shot's 13.6-14.4) and priced at 1.8-2.3x two-shot; on the 2-core VM the fastest forced at 32
-// KiB over shm was the model's fourth, at 1.8x (bench/RESULTS.md, twenty-fifth and twenty-sixth
-// passes).
+// with CPUs to spare, they overprice the schedules that move the whole buffer every round, by
+// about 2x: the fastest schedule can be the model's third or fourth.
 //
-// Up to six, every schedule one host runs over TCP: with four, at 2 ranks over TCP, the ring,
-// two-shot, the double tree and Rabenseifner, which are the same two exchanges at 2 ranks and
-// priced within 3% of each other, took every place at 128 KiB, and the direct exchange, priced
-// 4% above them and the fastest forced there in both tables of a 16-CPU host (47-49 us against
-// their 50-70), was never timed (thirty-third pass).
+// Up to six, every schedule one host runs over TCP: at 2 ranks the ring, two-shot, the double
+// tree and Rabenseifner are the same two exchanges, priced alike, and with fewer places they took
+// them all, so the direct exchange priced just above them, at times the fastest, was never timed.
+// The measurements are in docs/design-notes.md, "Measurements behind the defaults".
 inline constexpr double kTrialMargin = 3.0;
 inline constexpr size_t kMaxTrialCandidates = 6;
 // Calls priced at kQuickCallUs or more: three candidates within 2x. Each is timed on two calls
@@ -83,51 +78,45 @@ inline constexpr size_t kMaxLongCallCandidates = 3;
 // kBurstBudgetUs by that price, from 3 to 16 (at most 408 calls for six candidates, the warm-up
 // round included: a few milliseconds): on a shared machine one call of a few microseconds can take
 // ten times its usual time. Longer calls get two rounds of one timed call: each spans many steps
-// already, and a 256 MiB call can take a second; one round alone picked 1.16-1.2x slower schedules
-// at 32 MiB on 16 CPUs.
+// already, and a 256 MiB call can take a second; one round alone picked slower schedules at large
+// sizes.
 inline constexpr double kQuickCallUs = 1000;
 inline constexpr double kBurstBudgetUs = 200;
 inline constexpr size_t kMinQuickBurst = 3;
 inline constexpr size_t kMaxQuickBurst = 16;
 inline constexpr size_t kMaxTimedRounds = 3;
-// Untimed rounds before the timed ones: a process's first call at a size larger than any before
-// took 3-10x a later one, and the next one or two still up to 2x, for every schedule over TCP and
-// shm; without it the model's pick, which opens the first round, was timed on them
-// (bench/RESULTS.md, twenty-fourth pass).
+// Untimed rounds before the timed ones: a process's first calls at a size larger than any before
+// run several times slower than later ones, for every schedule over TCP and shm; without this
+// round the model's pick, which opens the first round, would be timed on them.
 inline constexpr size_t kWarmUpRounds = 1;
 // The most calls a trial takes: every candidate's longest burst in every round.
 inline constexpr size_t kMostTrialCalls =
     kMaxTrialCandidates * (1 + kMaxQuickBurst) * (kWarmUpRounds + kMaxTimedRounds);
 inline constexpr double kTrialWinFraction = 0.03;
-// The confirmation in a row. Bursts misjudge schedules whose state builds up over calls: over shm
-// at 32 KiB, 4 ranks, two-shot read 60.8 us in bursts and 28.2 in a row; at 2 MiB over loopback
-// TCP the bursts ordered two-shot and the tree the other way round from long loops
-// (bench/RESULTS.md, twenty-fifth pass). So the figure that settles a class comes from calls in a
-// row, and every candidate timed within kConfirmReach of the least gets one: the widest margin a
-// candidate is priced within, as bursts were seen off by up to 2.2x. Confirming a slower one costs
+// The confirmation in a row. Bursts misjudge schedules whose state builds up over calls: a
+// schedule can read twice as slow in bursts as in a row, and bursts ordered some schedules the
+// other way round from long loops. So the figure that settles a class comes from calls in a row,
+// and every candidate timed within kConfirmReach of the least gets one: the widest margin a
+// candidate is priced within, as bursts were seen off by about 2x. Confirming a slower one costs
 // a few of its calls, once.
 //
 // The runs interleave because the machine's speed drifts over a confirmation's hundreds of
-// milliseconds: confirmed one after another, 4 ranks over TCP at 2 MiB, two-shot's calls in a
-// row read 1617 us and the three confirmed after it 1896-2070, where forced loops put
-// Rabenseifner at 1313 and two-shot at 1790 (thirty-second pass).
+// milliseconds: confirmed one after another, candidates were ranked by when they ran rather than
+// by how fast they are.
 //
 // How many: as many calls as fit kConfirmBudgetUs by the candidate's figure, from 4 to 64 (64
 // calls up to 3 ms a call, four of a 256 MiB allreduce, which its runs' untimed first calls make
 // eight: kMinRunCalls), so that each run below holds several calls of 1-30 ms and a schedule's
-// occasional slow call, which a loop pays, counts: with 20 ms, a 2-16 ms call got 4-10 calls, the
-// figure was near its median call, and 4-rank TCP tables kept two-shot at 2 MiB at 1.2-1.6x the
-// ring or the tree, pass after pass (twenty-eighth pass). But at least as many as fill
-// kMinConfirmSpanUs (up to kMostConfirmCalls), so that calls under 31 us are judged over 2 ms too:
-// 64 calls of half a microsecond spanned 32 us, where one interrupt moves a run's mean, and one
-// launch in six settled on the direct exchange at 0.9 us against one-shot's 0.4-0.5 (2 ranks over
-// shm at 8 B, thirtieth pass).
+// occasional slow call, which a loop pays, counts: with a tenth of the budget a run's figure was
+// near its median call, and classes settled on schedules that loops found slower. But at least as
+// many as fill kMinConfirmSpanUs (up to kMostConfirmCalls), so that calls under
+// kMinConfirmSpanUs / kMaxConfirmCalls are judged over milliseconds too: 64 calls of half a
+// microsecond span tens of microseconds, where one interrupt moves a run's mean and can settle
+// the class on a slower schedule.
 //
 // The figure: the median of kConfirmRuns runs' mean calls. A mean, as a loop pays it, where a
-// median call leaves out slow calls, more of some schedules' than of others' (one rank's median
-// call was 6% under its mean for recursive doubling and 12% for the double tree, 32 KiB, 4 ranks
-// over shm); the median of runs, because one call stretched by another process's time slice moves
-// a whole mean (twenty-seventh pass).
+// median call leaves out slow calls, more of some schedules' than of others'; the median of runs,
+// because one call stretched by another process's time slice moves a whole mean.
 inline constexpr double kConfirmBudgetUs = 200000;
 inline constexpr size_t kMinConfirmCalls = 4;
 inline constexpr size_t kMaxConfirmCalls = 64;
@@ -138,10 +127,8 @@ inline constexpr double kConfirmReach = kTrialMargin;
 // The watch over a settled class (off by default). A trial ranks its candidates on the machine as
 // it was for the trial's milliseconds to seconds, and a class keeps its schedule after it; but a
 // machine can change under a long job (another job's processes, data-loading workers, a VM's host
-// moving its CPUs), and with it the order of the schedules: at 4 ranks over shm on the 2-core VM,
-// 2 MiB, forced two-shot read 12.8 ms a call in one launch of two with a busy loop pinned to one
-// CPU, against 0.7 ms for the ring; idle, two-shot was the fastest (bench/RESULTS.md,
-// thirty-eighth pass).
+// moving its CPUs), and with it the order of the schedules: a busy process pinned to one CPU can
+// make the schedule that was fastest on the idle machine many times slower than another.
 //
 // With HOOP_TUNE_WATCH set, a settled class counts its calls at the trial's size, and every
 // `interval` of them (HOOP_TUNE_WATCH, doubled each time the class was timed again) the last
@@ -152,18 +139,16 @@ inline constexpr double kConfirmReach = kTrialMargin;
 // Every rank counts the same calls and takes the same agreed figure, so all start again at the
 // same call.
 //
-// kDriftFactor is wider than what a schedule's figure wanders by on a machine that stays as it was
-// (the fastest forced schedule's rows lay 1.0-1.2x apart over three launches at most sizes of the
-// VM's tables, thirty-seventh pass; eighteen long rows of the thirty-eighth pass never drifted),
-// so that noise does not time classes again. Doubling the interval bounds what a machine that
-// keeps changing can cost: a class timed again k times has run at least interval * (2^k - 1)
-// calls of its settled schedule.
+// kDriftFactor is wider than what a schedule's figure wanders by between launches on a machine that
+// stays as it was, so that noise does not time classes again. Doubling the interval bounds what a
+// machine that keeps changing can cost: a class timed again k times has run at least interval *
+// (2^k - 1) calls of its settled schedule.
 //
-// Off by default because on the VM it found nothing better: a busy loop arriving 1 s into a 2 MiB
-// loop was seen at the next check (1.85-2.0x) in every launch, and six of the seven trials that
-// followed kept two-shot, which the loop's calls paid for (the rows' mean call 1.15-1.54x those of
-// launches without the watch out of place). Trials in a process's first second read 1.5-2.6x the
-// same schedule's calls a few thousand calls later, and timed again kept the same schedule too.
+// Off by default because where it was measured it found nothing better: it saw every change it
+// was shown, but the trials that followed nearly always kept the same schedule, and the loop's
+// calls paid for them. Trials in a process's first second read slower than the same schedule's
+// later calls, and timed again kept the same schedule too. The figures are in
+// docs/design-notes.md, "Measurements behind the defaults".
 inline constexpr size_t kWatchRunCalls = 8;
 inline constexpr size_t kWatchedCalls = kConfirmRuns * kWatchRunCalls;
 inline constexpr double kDriftFactor = 1.5;
@@ -217,12 +202,10 @@ size_t confirmCallsFor(double agreedUs);
 // at least kMinRunCalls.
 size_t runCallsFor(double agreedUs);
 // Every run opens with an untimed call: it absorbs the previous schedule's tail, as a burst's first
-// call does, so a run holds two calls at least. Calls of 25 ms and more once ran in runs of one or
-// two, all timed, on the grounds that a tail is a small part of so long a call; but at 32 MiB, 4
-// ranks over loopback TCP, the first call after another schedule took 1.3-2x a steady one for the
-// ring, the double tree and two-shot alike, and the trial's runs read the three within 2%
-// (36.7-37.5 ms) where loops put the ring at 26 ms and the others at 35 (bench/RESULTS.md,
-// thirty-fourth pass).
+// call does, so a run holds two calls at least. Long calls once ran in runs of one or two, all
+// timed, on the grounds that a tail is a small part of so long a call; but over TCP the first call
+// after another schedule was slower than a steady one even at tens of milliseconds, and the
+// trial's runs then read level schedules that loops put far apart.
 inline constexpr size_t kMinRunCalls = 2;
 // A run's figure divides by its timed calls (all but the first), and raising short runs to
 // kMinRunCalls must not take a confirmation past kMostConfirmCalls, which kMostCallsToSettle

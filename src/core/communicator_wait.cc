@@ -77,10 +77,9 @@ void Communicator::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()
       if (now < spinUntil) {
         // Offer the core at every clock read: the kernel sometimes runs two ranks on one core
         // for a while even when there are cores enough, and a rank that spun without yielding
-        // would then hold its peer off the core for the whole spin (2 ranks on one core: 55 us
-        // a call over shm and 98 over TCP, against 3.5 and 31 with yields; bench/RESULTS.md,
-        // twelfth pass). With nothing else to run, a yield is a system call and the spin goes
-        // on.
+        // would then hold its peer off the core for the whole spin, many times a call's time
+        // (docs/design-notes.md, HOOP_SPIN_US). With nothing else to run, a yield is a system
+        // call and the spin goes on.
         std::this_thread::yield();
         continue;
       }

@@ -28,8 +28,8 @@ struct Config {
   // opens it sends from the CPU that took it while the sender's own calls send from the sender's
   // CPU; over loopback the two CPUs' queues deliver out of order, which loss-based congestion
   // controls such as reno take for loss.
-  // 128 KiB ended the reordering and ran the 2-rank direct exchange about 2x and 4-rank two-shot
-  // and Rabenseifner 1.3-1.5x faster from 16 MiB (bench/RESULTS.md, twenty-ninth pass).
+  // 128 KiB ended the reordering over loopback, and large calls ran faster with it
+  // (docs/design-notes.md, "Measurements behind the defaults").
   int socketNotsentLowatBytes = 128 << 10;
   size_t chunkBytes = 512 << 10;  // HOOP_CHUNK_SIZE: pipeline piece size
   // Set: every schedule uses chunkBytes. Unset: the tuner sizes pipelined schedules' pieces

@@ -35,8 +35,8 @@ const KernelTable& avx512Table() {
 namespace {
 
 // Inputs are read as two 256-bit halves, not one 512-bit load: on the Zen 4 this was tuned on,
-// 512-bit loads streaming from DRAM ran about 12% slower (fp32 sum of 64 MiB buffers: 19.1 vs
-// 21.8 GiB/s), and in cache the two forms are equally fast. Stores stay 512 bits wide (splitting
+// 512-bit loads streaming from DRAM ran slower (docs/design-notes.md, "Measurements behind the
+// defaults"), and in cache the two forms are equally fast. Stores stay 512 bits wide (splitting
 // them changed nothing).
 inline __m512i loadInHalves(const void* p) {
   const auto* half = static_cast<const __m256i*>(p);

@@ -25,7 +25,7 @@
 // Out may alias an input exactly (out == a or out == b): element i is read before it is written
 // and no other element is involved, so there is no loop-carried dependence. Saying so matters
 // for the in-place case, the common one in a ring: Clang's runtime overlap check otherwise sends
-// it to the scalar loop (measured 5x slower for fp32 max); GCC's check lets it through but costs
+// it to the scalar loop (several times slower for fp32 max); GCC's check lets it through but costs
 // a few instructions per call.
 #if defined(__clang__)
 #define HOOP_NO_LOOP_CARRIED_DEPENDENCE _Pragma("clang loop vectorize(assume_safety)")
@@ -85,8 +85,8 @@ T bitwiseOr(T a, T b) {
 //
 // Written so GCC still vectorizes it for SSE2: with `a != a ? quiet(a) : a + b` it moves the add
 // (which may trap, under -ftrapping-math) into a branch of its own and the loop stays scalar
-// (measured: fp64 sum 5x slower). Testing the result first (a NaN `a` always gives a NaN result)
-// makes the add unconditional.
+// (several times slower for the fp64 sum). Testing the result first (a NaN `a` always gives a NaN
+// result) makes the add unconditional.
 template <typename T>
 T firstNaNWins(T a, T result) {
   using B = Bits<T>;

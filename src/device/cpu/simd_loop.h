@@ -68,11 +68,10 @@ inline void simdLoop(typename Lane::Storage* out1, typename Lane::Storage* out2,
     Lane::store(out1 + i, r);
     if constexpr (kSecondOutput) Lane::store(out2 + i, r);
   };
-  // One vector per iteration, not unrolled: unrolling by four made no difference in cache and
-  // cost 10-15% streaming from DRAM on Zen 4 (64 MiB fp32 sum), presumably because each load
-  // instruction then strides by four vectors, which the prefetchers follow less well. Exact
-  // aliasing (out == a) is safe: every element is loaded before it is stored, and no element is
-  // touched twice.
+  // One vector per iteration, not unrolled: unrolling by four made no difference in cache and was
+  // slower streaming from DRAM (docs/design-notes.md), presumably because each load instruction
+  // then strides by four vectors, which the prefetchers follow less well. Exact aliasing (out == a)
+  // is safe: every element is loaded before it is stored, and no element is touched twice.
   size_t i = 0;
   for (; i + kWidth <= count; i += kWidth) step(i);
   if (i == count) return;

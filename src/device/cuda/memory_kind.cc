@@ -45,11 +45,11 @@ class LoadedDriver {
   // The driver's cuPointerGetAttribute once libcuda is in the process, else nullptr.
   PointerGetAttribute find() {
     if (PointerGetAttribute known = function_.load(std::memory_order_acquire)) return known;
-    // Even the loader's count costs about 100 ns (it takes the loader's lock), and every
-    // collective asks for its buffers: look at most once per tick of the coarse clock (a few
-    // milliseconds; reading it is a load from the vDSO page). Loading libcuda, creating a context
-    // and allocating device memory take far longer than a tick, so no device buffer can reach a
-    // call before the probe has seen the driver.
+    // Even the loader's count is not free (it takes the loader's lock), and every collective asks
+    // for its buffers: look at most once per tick of the coarse clock (a few milliseconds; reading
+    // it is a load from the vDSO page). Loading libcuda, creating a context and allocating device
+    // memory take far longer than a tick, so no device buffer can reach a call before the probe has
+    // seen the driver.
     const long tick = coarseTick();
     if (tick == lastTick_.load(std::memory_order_relaxed)) return nullptr;
     lastTick_.store(tick, std::memory_order_relaxed);

@@ -463,7 +463,7 @@ bool ShmConnection::workPending() const {
 }
 
 void ShmConnection::checkPeerWhileIdle() {
-  // A clock read costs about as much as a whole idle pass (~50 ns in a VM) and a small message
+  // A clock read costs about as much as a whole idle pass (more in a VM) and a small message
   // arrives within a few passes, so look at the clock only every kIdlePassesPerClockRead passes.
   // A caller that sleeps between passes (20 ms slices at most) still checks within a second.
   constexpr uint32_t kIdlePassesPerClockRead = 16;

@@ -128,15 +128,14 @@ class ShmConnection : public Connection,
   // message leaves its wake-up owed: call finishWakeUp() once the exchange is over, before
   // returning from the call (waiting through progress() or addWaitFds() finishes it too).
   bool tryEagerSend(const void* data, const EagerCall& call) override;
-  // Every message and release ends in a wake-up of the peer in two halves: notifyPeer() bumps
-  // its wake word at once, and this, the Dekker check against a sleeping peer (a full fence,
-  // then its sleep requests, and FUTEX_WAKE if it asked), may come later. The fence waits until
-  // this rank's stores have reached the peer's core, about one cross-core transfer; left to the
-  // end of an exchange it overlaps this rank's own wait for the peer instead of adding to every
-  // small call (2 ranks over shm, 8-128 B: 0.66 to 0.49 us; bench/RESULTS.md, thirty-first
-  // pass). Until it runs, a peer that went to sleep in between is not woken, so it runs before
-  // this rank can sleep (addWaitFds) or leave the call, and progress() runs it after a few idle
-  // passes. Cheap when nothing is owed.
+  // Every message and release ends in a wake-up of the peer in two halves: notifyPeer() bumps its
+  // wake word at once, and this, the Dekker check against a sleeping peer (a full fence, then its
+  // sleep requests, and FUTEX_WAKE if it asked), may come later. The fence waits until this rank's
+  // stores have reached the peer's core, about one cross-core transfer; left to the end of an
+  // exchange it overlaps this rank's own wait for the peer instead of adding to every small call (a
+  // measurable share of one; docs/design-notes.md). Until it runs, a peer that went to sleep in
+  // between is not woken, so it runs before this rank can sleep (addWaitFds) or leave the call, and
+  // progress() runs it after a few idle passes. Cheap when nothing is owed.
   void finishWakeUp() override;
   // The next inbound eager message's data, once it has arrived (nullptr before), checked against
   // `call`: a peer in another collective is hoopInvalidUsage naming both calls. The pointer stays

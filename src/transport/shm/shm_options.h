@@ -19,10 +19,9 @@ struct ShmOptions {
   // each message starts where that slot's previous one ended, so a slot's small messages come
   // back to the same cache lines only after slots * spreadBytes bytes went by; 0 puts every
   // message at the slot's start. Rewriting lines that the reading core still holds costs a
-  // cross-core invalidation per line: 2 ranks on 2 cores exchanging 64 KiB through 8 slots took
-  // 9-12 us always at the start, 4.2-5.9 us spread over the whole slot (or through 32 slots).
-  // Where ranks share cores the reader is often this core, whose cache the start still sits in:
-  // 4 ranks on 2 cores took 20 us for a 32 KiB allreduce at the start, 30-73 us spread. The
+  // cross-core invalidation per line, about twice the exchange's time where each rank has a core.
+  // Where ranks share cores the reader is often this core, whose cache the start still sits in,
+  // and spreading is slower instead (docs/design-notes.md, "Measurements behind the defaults"). The
   // communicator picks it (HOOP_SHM_SPREAD overrides): the whole slot split among the local
   // peers when every local rank has a core, else 0.
   size_t spreadBytes = 0;
@@ -30,10 +29,10 @@ struct ShmOptions {
 
   // Messages of at least this many bytes skip the slots: the receiver reads them straight out of
   // the sender's buffer with process_vm_readv (one copy instead of two), when the kernel allows it.
-  // The default sits above the default piece size (512 KiB): measured on a 2-core VM, a ring step
-  // that reduces straight out of the peer's slot beats reading the piece by CMA and reducing it
-  // afterwards by 1.5x (64 MiB) to 1.7x (1 MiB, 2 ranks), so collectives keep to the slots and
-  // only large point-to-point messages or a large HOOP_CHUNK_SIZE take the single copy.
+  // The default sits above the default piece size (512 KiB): a ring step that reduces straight
+  // out of the peer's slot beats reading the piece by CMA and reducing it afterwards
+  // (docs/design-notes.md), so collectives keep to the slots and only large point-to-point
+  // messages or a large HOOP_CHUNK_SIZE take the single copy.
   bool useCma = true;
   size_t cmaThresholdBytes = 4 << 20;
 

@@ -15,16 +15,13 @@
 
 namespace hoop {
 
-// Reads one byte of every page. MAP_POPULATE fills this process's page tables, yet on the 2-core
-// KVM guest a process's first access to each page still costs about 6 us, whichever process
-// touched it before (build/bin/hoop-page-first-access measures a host), and a call that reaches
-// new pages pays it inside the collective. Spread small messages paid it for their first 220
-// calls when only their pages were read (bench/RESULTS.md, thirty-second pass); messages reach
-// deeper into their slots as sizes grow, so 4 ranks over shm running recursive doubling took
-// 1.3-4.1 ms a call, against 0.05-0.15 steady, at calls 5 and 6 of each new size from 128 to
-// 512 KiB (thirty-fifth pass). Read here, the cost moves to set-up: about 12 ms for the default
-// 8 MiB segment on that VM (an 8-rank start on its 2 cores: 0.95 s instead of 0.5), microseconds
-// where a first access is cheap.
+// Reads one byte of every page. MAP_POPULATE fills this process's page tables, yet on some
+// virtual machines a process's first access to each page still costs microseconds, whichever
+// process touched it before (build/bin/hoop-page-first-access measures a host), and a call that
+// reaches new pages pays it inside the collective: spread small messages for hundreds of calls,
+// and larger messages, which reach deeper into their slots, at the first calls of each new size.
+// Read here, the cost moves to set-up, where it is paid once per connection, and is negligible
+// where a first access is cheap (docs/design-notes.md, "Measurements behind the defaults").
 void readEveryPage(const void* address, size_t bytes) {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Volatile, so the reads happen; what they read does not matter (the peer may be writing).
@@ -55,9 +52,7 @@ std::string mebibytes(size_t bytes) {
 // the segment its pages, so this takes no more memory: it only fills this process's page tables
 // now. Left to the first touch, each page costs a fault inside a collective the first time a
 // message lands on it, and spread messages (ShmOptions::spreadBytes) reach new pages for hundreds
-// of calls: 4 ranks exchanging 2 KiB spread over 128 KiB a slot took 137 us a call for their
-// first 300 calls, and 27 us once every page had been touched (bench/RESULTS.md, twenty-first
-// pass).
+// of calls, each several times slower than once every page has been touched.
 Mapping mapShared(int fd, size_t bytes, const std::string& name) {
   void* address = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (address == MAP_FAILED) {
