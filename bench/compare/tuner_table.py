@@ -148,9 +148,8 @@ def main():
                              "before the next, so a range's schedules run minutes apart, and a "
                              "machine whose speed drifts moves one schedule's figures and not "
                              "another's; a launch per size runs them within seconds. But every "
-                             "row is then among a launch's first calls: on the 2-core VM, 2 "
-                             "ranks over shm read several times slower at 8-512 KiB so "
-                             "(bench/RESULTS.md, thirty-second pass)")
+                             "row is then among a launch's first calls, which can read several "
+                             "times slower than the same calls later on")
     parser.add_argument("--interleave", action="store_true",
                         help="one launch per size range runs hoop's own choice and every "
                              "schedule forced, each row on every one in turn (hoop-perf --algo "
