@@ -484,9 +484,12 @@ void ShmConnection::checkPeerWhileIdle() {
   bool exited = peerProcess_.exited();
   bool closed = peerControl().state.closed.load(std::memory_order_acquire) != 0;
   if (!exited && !closed) return;
-  // It may have published its last messages and then exited normally since our last pass.
+  // It may have published its last messages and then exited normally since our last pass: a
+  // message a peek waits for counts as well as one a posted receive takes (the peek found the
+  // slot empty before the peer published and left).
   bool moved = progressSends();
   moved |= progressRecvs();
+  if (peek_.wanted) moved |= acquireInboundSlot();
   if (eager_.wanted) {
     const ShmEagerDescriptor& next = layout_.eagerDescriptor(1 - side_, eagerRead_ + 1);
     moved |= next.number.load(std::memory_order_acquire) == eagerRead_ + 1;
