@@ -1,5 +1,6 @@
 // Collectives across real processes over real sockets: every collective, dtype, op, in-place and
-// out-of-place, on 1..8 ranks, through each way of starting a job.
+// out-of-place, on 1..8 ranks, through each way of starting a job. (Each schedule forced on its own
+// is tested with the algorithms, in tests/algorithms/schedules_test.cc.)
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -7,44 +8,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "process_runner.h"
+#include "worker_job.h"
 
 namespace hoop::test {
 namespace {
-
-using Env = std::map<std::string, std::string>;
-
-void expectAllPassed(const std::vector<ProcessResult>& results) {
-  for (size_t r = 0; r < results.size(); ++r) {
-    EXPECT_EQ(results[r].status, 0) << "process " << r << " output:\n" << results[r].output;
-    if (results[r].status == 0) {
-      EXPECT_NE(results[r].output.find("OK rank"), std::string::npos);
-    }
-  }
-}
-
-// What a worker started with --init uid reads: the job's unique id, its rank and the job's size.
-Env joining(const hoopUniqueId& id, int rank, int nranks) {
-  return {{"HOOP_TEST_UID", toHex(id)},
-          {"HOOP_TEST_RANK", std::to_string(rank)},
-          {"HOOP_TEST_NRANKS", std::to_string(nranks)}};
-}
-
-// Starts nranks workers that join through a unique id made here.
-std::vector<ProcessResult> runWithUniqueId(int nranks, const std::vector<std::string>& args,
-                                           Env env = {}, int timeoutSeconds = 300) {
-  hoopUniqueId id;
-  EXPECT_EQ(hoopGetUniqueId(&id), hoopSuccess) << hoopGetLastError(nullptr);
-  ProcessGroup group;
-  for (int r = 0; r < nranks; ++r) {
-    Env rankEnv = env;
-    rankEnv.merge(joining(id, r, nranks));
-    std::vector<std::string> argv = {HOOP_TEST_WORKER, "--init", "uid"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    group.start(argv, rankEnv);
-  }
-  return group.wait(std::chrono::seconds(timeoutSeconds));
-}
 
 class Ranks : public ::testing::TestWithParam<int> {};
 
@@ -64,176 +31,6 @@ TEST_P(Ranks, BarrierHoldsEveryoneUntilTheLastArrives) {
 }
 
 INSTANTIATE_TEST_SUITE_P(OneToEight, Ranks, ::testing::Range(1, 9));
-
-class Algorithm : public ::testing::TestWithParam<std::tuple<std::string, std::string, int>> {};
-
-// Each allreduce schedule on its own, at every size (the default picks by size), over each
-// transport.
-TEST_P(Algorithm, AllReduceSweep) {
-  auto [algorithm, transport, nranks] = GetParam();
-  expectAllPassed(runWithUniqueId(nranks, {"--suite", "sweep", "--only", "allreduce"},
-                                  {{"HOOP_ALGO", algorithm}, {"HOOP_TRANSPORT", transport}}));
-}
-
-INSTANTIATE_TEST_SUITE_P(Forced, Algorithm,
-                         ::testing::Combine(::testing::Values("ring", "direct", "oneshot",
-                                                              "twoshot", "recdoubling",
-                                                              "rabenseifner", "tree"),
-                                            ::testing::Values("shm", "tcp"),
-                                            ::testing::Values(2, 3, 4, 7)));
-
-// Pieces of 256 KiB and more over shm are reduced (or copied) straight into the next rank's
-// slot: a ring allreduce at 3 ranks (a reduce-scatter step, the last reduction and the allgather's
-// forward all do it) and a tree reduce, on the sweep's million-element counts.
-TEST(Algorithm, LargePiecesWrittenIntoSlotsAreExact) {
-  expectAllPassed(
-      runWithUniqueId(3, {"--suite", "sweep", "--large"},
-                      {{"HOOP_ALGO", "allreduce:=ring;reduce:=tree"}, {"HOOP_TRANSPORT", "shm"}}));
-}
-
-// The exchange schedules (recursive doubling and halving, Bruck), the tree and two-shot, with
-// pieces small enough that the sweep's larger counts span many of them, on rank counts that fold
-// (or leave a tree unbalanced) and ones that do not.
-class Exchange
-    : public ::testing::TestWithParam<std::tuple<std::string, std::string, std::string, int>> {};
-
-TEST_P(Exchange, SweepInSmallPieces) {
-  auto [collective, algorithm, transport, nranks] = GetParam();
-  expectAllPassed(runWithUniqueId(
-      nranks, {"--suite", "sweep", "--only", collective},
-      {{"HOOP_ALGO", algorithm}, {"HOOP_TRANSPORT", transport}, {"HOOP_CHUNK_SIZE", "4K"}}));
-}
-
-INSTANTIATE_TEST_SUITE_P(AllReduce, Exchange,
-                         ::testing::Combine(::testing::Values("allreduce"),
-                                            ::testing::Values("recdoubling", "rabenseifner", "tree",
-                                                              "twoshot"),
-                                            ::testing::Values("shm"), ::testing::Values(5, 8)));
-
-// Two-shot in slices over TCP too, where its results are received into the output.
-INSTANTIATE_TEST_SUITE_P(AllReduceOverTcp, Exchange,
-                         ::testing::Combine(::testing::Values("allreduce"),
-                                            ::testing::Values("twoshot"), ::testing::Values("tcp"),
-                                            ::testing::Values(3, 4)));
-
-INSTANTIATE_TEST_SUITE_P(AllGather, Exchange,
-                         ::testing::Combine(::testing::Values("allgather"),
-                                            ::testing::Values("bruck"),
-                                            ::testing::Values("shm", "tcp"),
-                                            ::testing::Values(2, 3, 4, 7)));
-
-INSTANTIATE_TEST_SUITE_P(Broadcast, Exchange,
-                         ::testing::Combine(::testing::Values("broadcast"),
-                                            ::testing::Values("tree"),
-                                            ::testing::Values("shm", "tcp"),
-                                            ::testing::Values(2, 3, 4, 7)));
-
-INSTANTIATE_TEST_SUITE_P(Reduce, Exchange,
-                         ::testing::Combine(::testing::Values("reduce"), ::testing::Values("tree"),
-                                            ::testing::Values("shm", "tcp"),
-                                            ::testing::Values(2, 3, 4, 7)));
-
-// Random floats with the schedule forced: every rank must end with the same bits, which holds
-// only if partners combine in the same order.
-class ForcedRandom : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
-
-TEST_P(ForcedRandom, BitwiseIdenticalOnEveryRank) {
-  auto [algorithm, nranks] = GetParam();
-  expectAllPassed(runWithUniqueId(nranks, {"--suite", "random"}, {{"HOOP_ALGO", algorithm}}));
-}
-
-INSTANTIATE_TEST_SUITE_P(Exchange, ForcedRandom,
-                         ::testing::Combine(::testing::Values("twoshot", "recdoubling",
-                                                              "rabenseifner", "tree"),
-                                            ::testing::Values(3, 5)));
-
-// Ranks that claim different hosts (HOOP_HOSTNAME): rings keep each host's ranks together, the
-// hierarchical allreduce runs where hosts have equal rank counts, local ranks count per host.
-class SimulatedHosts : public ::testing::TestWithParam<std::vector<std::string>> {};
-
-TEST_P(SimulatedHosts, EveryCollectiveExact) {
-  const auto& hosts = GetParam();
-  for (const char* algorithm : {"hierarchical", ""}) {
-    hoopUniqueId id;
-    ASSERT_EQ(hoopGetUniqueId(&id), hoopSuccess);
-    ProcessGroup group;
-    const int nranks = static_cast<int>(hosts.size());
-    for (int r = 0; r < nranks; ++r) {
-      group.start({HOOP_TEST_WORKER, "--init", "uid", "--suite", "sweep"},
-                  {{"HOOP_TEST_UID", toHex(id)},
-                   {"HOOP_TEST_RANK", std::to_string(r)},
-                   {"HOOP_TEST_NRANKS", std::to_string(nranks)},
-                   {"HOOP_HOSTNAME", hosts[r]},
-                   {"HOOP_ALGO", algorithm},
-                   {"HOOP_CHUNK_SIZE", "16K"},
-                   {"HOOP_DEBUG", "INFO"},
-                   {"HOOP_DEBUG_SUBSYS", "INIT,COLL,NET"}});
-    }
-    auto results = group.wait(std::chrono::seconds(300));
-    expectAllPassed(results);
-    bool uniform = true;
-    for (const auto& host : hosts) {
-      uniform &= std::count(hosts.begin(), hosts.end(), host) ==
-                 std::count(hosts.begin(), hosts.end(), hosts[0]);
-    }
-    // Forced, the hierarchical schedules ran wherever every host has the same number of ranks
-    // (2+), and nowhere else (hoop's own choice serves the rest).
-    const std::vector<std::string> hierarchicalRuns = {"allreduce uses hierarchical",
-                                                       "allgather uses hierarchical",
-                                                       "broadcast uses hierarchical chains"};
-    for (int r = 0; r < nranks && algorithm[0] != '\0'; ++r) {
-      for (const std::string& expected : hierarchicalRuns) {
-        EXPECT_EQ(results[r].output.find(expected) != std::string::npos, uniform)
-            << "rank " << r << ": '" << expected << "' in:\n"
-            << results[r].output;
-      }
-    }
-    // Shared memory to peers on the same host, tcp to the others.
-    for (int r = 0; r < nranks; ++r) {
-      for (int peer = 0; peer < nranks; ++peer) {
-        if (peer == r) continue;
-        const std::string transport = hosts[peer] == hosts[r] ? "shm" : "tcp";
-        const std::string other = hosts[peer] == hosts[r] ? "tcp" : "shm";
-        const std::string name = "rank " + std::to_string(peer) + " (host " + hosts[peer];
-        const std::string& log = results[r].output;
-        for (size_t at = log.find(name); at != std::string::npos; at = log.find(name, at + 1)) {
-          std::string line = log.substr(at, log.find('\n', at) - at);
-          if (line.find(" over ") == std::string::npos) continue;
-          EXPECT_NE(line.find(" over " + transport), std::string::npos)
-              << "rank " << r << ": " << line;
-          EXPECT_EQ(line.find(" over " + other), std::string::npos) << "rank " << r << ": " << line;
-        }
-      }
-    }
-    // Local rank and size are per host; the cross rank counts the hosts (in order of their
-    // lowest rank) that have a rank with this local index.
-    auto localRankOf = [&](int r) {
-      return static_cast<int>(std::count(hosts.begin(), hosts.begin() + r, hosts[r]));
-    };
-    for (int r = 0; r < nranks; ++r) {
-      int localSize = static_cast<int>(std::count(hosts.begin(), hosts.end(), hosts[r]));
-      int localRank = localRankOf(r);
-      int crossRank = 0, crossSize = 0;
-      for (int other = 0; other < nranks; ++other) {
-        if (localRankOf(other) != localRank) continue;
-        if (other < r) ++crossRank;
-        ++crossSize;
-      }
-      std::string expected = "local rank " + std::to_string(localRank) + " of " +
-                             std::to_string(localSize) + ", cross rank " +
-                             std::to_string(crossRank) + " of " + std::to_string(crossSize);
-      EXPECT_NE(results[r].output.find(expected), std::string::npos)
-          << "rank " << r << " expected '" << expected << "' in:\n"
-          << results[r].output;
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Layouts, SimulatedHosts,
-                         ::testing::Values(std::vector<std::string>{"a", "a", "b", "b"},
-                                           std::vector<std::string>{"b", "a", "b", "a"},
-                                           std::vector<std::string>{"a", "a", "b", "b", "c", "c"},
-                                           std::vector<std::string>{"a", "a", "a", "b"}));
 
 // On one host the small allreduces go one-shot through the eager buffers by default, and over
 // tcp (no shared memory to read peers' inputs in place) they do not.

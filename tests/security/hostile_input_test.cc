@@ -16,9 +16,9 @@
 #include <sstream>
 #include <thread>
 
-#include "../core/process_runner.h"
 #include "core/bootstrap_wire.h"
 #include "core/launch_env.h"
+#include "process_runner.h"
 #include "transport/tcp/hello.h"
 
 namespace hoop::test {

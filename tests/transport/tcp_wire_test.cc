@@ -1,80 +1,23 @@
-// Parsers and small values: the median, the unique id, secrets, wire readers, frame headers,
-// interface filters. A TcpConnection over a socketpair gets garbage, lies and hang-ups.
-#include "base/wire.h"
-
+// The TCP transport's parsers and wire (src/transport/tcp): socket addresses, interface filters,
+// frame headers (a TcpConnection over a socketpair gets garbage, lies and hang-ups), and the
+// listener's admission of a rank's peer among strangers.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
-#include "base/env.h"
-#include "base/median.h"
+#include "base/error.h"
 #include "base/secret.h"
-#include "core/bootstrap.h"
 #include "transport/tcp/interfaces.h"
+#include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace hoop {
 namespace {
-
-// The figure calibration and the schedule trial report: the middle sample, the mean of the middle
-// two for an even count (not the upper one), whatever order the samples came in.
-TEST(Median, IsTheMiddleSampleOrTheMeanOfTheMiddleTwo) {
-  std::vector<double> odd{9, 1, 5, 300, 2};
-  EXPECT_EQ(medianOf(odd), 5.0);
-  std::vector<double> even{8, 1, 4, 2};
-  EXPECT_EQ(medianOf(even), 3.0);
-  std::vector<double> one{7};
-  EXPECT_EQ(medianOf(one), 7.0);
-  EXPECT_EQ(medianOf({}), 0.0);
-}
-
-TEST(Secret, HexRoundTripAndConstantTimeMatch) {
-  Secret a = Secret::random();
-  auto parsed = Secret::fromHex(a.toHex());
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_TRUE(parsed->matches(a));
-  Secret b = a;
-  b.bytes[15] ^= 1;
-  EXPECT_FALSE(b.matches(a));
-  EXPECT_FALSE(Secret::fromHex("abc").has_value());
-  EXPECT_FALSE(Secret::fromHex(std::string(31, '0') + "g").has_value());
-}
-
-TEST(UniqueId, EncodeDecodeRoundTrip) {
-  BootstrapId id;
-  id.root = SocketAddress::parse("127.0.0.1:4242");
-  id.secret = Secret::random();
-  id.jobTag = 0x1122334455667788ull;
-  BootstrapId back = BootstrapId::decode(id.encode());
-  EXPECT_EQ(back.root.toString(), "127.0.0.1:4242");
-  EXPECT_TRUE(back.secret.matches(id.secret));
-  EXPECT_EQ(back.jobTag, id.jobTag);
-  EXPECT_TRUE(back.authenticated);
-
-  id.root = SocketAddress::parse("[::1]:7");
-  EXPECT_EQ(BootstrapId::decode(id.encode()).root.toString(), "[::1]:7");
-}
-
-TEST(UniqueId, GarbageIsAClearError) {
-  hoopUniqueId garbage{};
-  std::memset(garbage.internal, 0x41, sizeof(garbage.internal));
-  try {
-    BootstrapId::decode(garbage);
-    FAIL() << "decoded garbage";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), hoopInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("not a hoop unique id"), std::string::npos);
-  }
-}
-
-TEST(Wire, ReaderRejectsShortInput) {
-  uint8_t bytes[3] = {1, 2, 3};
-  WireReader in(bytes, sizeof(bytes), "test message");
-  EXPECT_EQ(in.u16(), 0x0201);
-  EXPECT_THROW(in.u32(), Error);
-}
 
 TEST(Address, ParseGoodAndBad) {
   EXPECT_EQ(SocketAddress::parse("127.0.0.1:80").port(), 80);
@@ -107,15 +50,6 @@ TEST(Interfaces, UnknownNameIsAnImmediateError) {
   }
   setenv("HOOP_SOCKET_IFNAME", "=lo", 1);
   EXPECT_TRUE(chooseListenAddress(nullptr).isLoopback());
-}
-
-TEST(Env, ByteSizes) {
-  EXPECT_EQ(parseByteSize("512K"), size_t{512} << 10);
-  EXPECT_EQ(parseByteSize("4M"), size_t{4} << 20);
-  EXPECT_EQ(parseByteSize("17"), size_t{17});
-  EXPECT_FALSE(parseByteSize("4X").has_value());
-  EXPECT_FALSE(parseByteSize("-1").has_value());
-  EXPECT_FALSE(parseByteSize("").has_value());
 }
 
 // One end is a TcpConnection, the other a raw socket the test writes to.

@@ -2,7 +2,7 @@
 // with and without CMA) between two processes over ShmConnection, pinned to CPUs 0 and 1, then
 // exchanges of 16-256 KiB each way with every message at its slot's start and spread along the
 // slot (ShmOptions::spreadBytes). Prints medians.
-//   ninja hoop_shm_measure && tests/transport/hoop_shm_measure [reps]
+//   ninja hoop_shm_measure && bench/micro/hoop_shm_measure [reps]
 #include <sched.h>
 
 #include <algorithm>
