@@ -47,9 +47,11 @@ case "$kind" in
     #                        each under ASan on two cores (CI's 15-minute budget)
     #   SimulatedHosts */{a,a,b,b,c,c}   the 6-rank layout (70 s under ASan); the 4-rank
     #                        layouts run the same hierarchical code
-    #   Algorithm.AllReduceSweep/*{3,4,7}   the forced-schedule sweeps above 2 ranks: the
+    #   Schedule.ForcedSweepIsExact/*_{3,4,7}   the forced-schedule sweeps above 2 ranks: the
     #                        2-rank ones run every schedule, Exchange.* runs them at 5 and 8 ranks
     #                        in small pieces (CI's 15-minute budget)
+    #   Launches.*           three launches of the same jobs to compare their bits: the code
+    #                        they run is the sweeps', and their point is the schedule choice
     #   multihost.*          namespaces around the same code SimulatedHosts runs, slower
     #   Exchange.*, SimulatedHosts.*, the 3-4 rank Ranks.* sweeps, the many-streams TCP sweep,
     #   the every-rank-same-choice sweep   the same code paths as the
@@ -64,7 +66,7 @@ case "$kind" in
     exclude='^style\.|^HooprunE2E\.SecondInterruptKillsAtOnce$|^Failure\.KilledRankLeavesNoSharedMemory$'
     exclude+='|Ranks\.(SweepEveryCollectiveDtypeOpAndCount|RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank)/[5-8]$'
     exclude+='|SimulatedHosts\.EveryCollectiveExact/.*"c"'
-    exclude+='|AllReduceSweep/.*[347]\)$|^multihost\.'
+    exclude+='|ForcedSweepIsExact/[a-z]+_[a-z]+_[a-z]+_[347] |Launches\.|^multihost\.'
     exclude+='|^[A-Za-z]*/?Exchange\.|SimulatedHosts\.|Ranks\.[A-Za-z]*/[34]$'
     exclude+='|^Transport\.ManyStreamsAndSmallPieces$|^Algorithm\.EveryRankMakesTheSameChoice$'
     exclude+='|^StoppedRankUnderHooprun\.'
@@ -76,13 +78,14 @@ case "$kind" in
   tsan)
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tools/tsan.supp${symbolizer:+:external_symbolizer_path=$symbolizer}"
     cmake --preset tsan
-    cmake --build --preset tsan -j "$jobs" --target hoop_core_test hoop_shm_test \
+    cmake --build --preset tsan -j "$jobs" --target hoop_core_test hoop_shm_test hoop_tcp_test \
       hoop_multiprocess_test hoop_test_worker hooprun hoop_security_test hoop_security_worker \
       hoop_config_test hoop_config_worker
     # In-process: several communicators as threads of one process (api tests: abort from another
     # thread, mismatches, strangers at the root) and both ends of shm connections.
     build-tsan/tests/core/hoop_core_test
     build-tsan/tests/transport/hoop_shm_test
+    build-tsan/tests/transport/hoop_tcp_test
     build-tsan/tests/core/hoop_config_test  # the non-blocking queue's thread against abort
     # Several ranks per job, the failure paths (dead peer, killed rank) and strangers on the
     # ports. The sweeps and Transport.* take 3-5 minutes each under TSan (15x slower) for little
