@@ -32,7 +32,7 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
 std::string namesOf(OpKind kind) {
   std::string names;
   for (const AlgorithmEntry& entry : algorithmRegistry()) {
-    if (entry.kind == kind) names += str(names.empty() ? "" : ", ", entry.name);
+    if (entry.kind == kind) names += str(names.empty() ? "" : ", ", entry.name());
   }
   return names;
 }

@@ -61,7 +61,7 @@ const AlgorithmEntry* forcedFor(const Team& comm, const CollectiveArgs& args) {
 // leaves it to hoop's own choice, which the user is told once (noteForcedScheduleUnfit).
 void noteRuleThatCannotServe(Team& comm, const CollectiveArgs& args) {
   if (const AlgorithmEntry* named = namedByRules(comm, args)) {
-    comm.noteForcedScheduleUnfit(args.kind, named->name.data(), reportedBytes(comm, args),
+    comm.noteForcedScheduleUnfit(args.kind, named->name().data(), reportedBytes(comm, args),
                                  named->servesOnly);
   }
 }

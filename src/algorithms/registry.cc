@@ -19,47 +19,41 @@ constexpr std::string_view kHierarchyServes =
 
 // logName is passed on as a C string: every one is a literal.
 constexpr AlgorithmEntry kAlgorithms[] = {
-    {OpKind::kAllReduce, ScheduleId::kRing, "ring", "ring", ringAllReduce, nullptr},
-    {OpKind::kAllReduce, ScheduleId::kDirect, "direct", "direct", directAllReduce, nullptr},
-    {OpKind::kAllReduce, ScheduleId::kOneShot, "oneshot", "one-shot (shared memory)",
-     oneShotAllReduce, oneShotFits, kOneShotServes},
-    {OpKind::kAllReduce, ScheduleId::kTwoShot, "twoshot", "two-shot", twoShotAllReduce, nullptr},
-    {OpKind::kAllReduce, ScheduleId::kRecursiveDoubling, "recdoubling", "recursive doubling",
+    {OpKind::kAllReduce, ScheduleId::kRing, "ring", ringAllReduce, nullptr},
+    {OpKind::kAllReduce, ScheduleId::kDirect, "direct", directAllReduce, nullptr},
+    {OpKind::kAllReduce, ScheduleId::kOneShot, "one-shot (shared memory)", oneShotAllReduce,
+     oneShotFits, kOneShotServes},
+    {OpKind::kAllReduce, ScheduleId::kTwoShot, "two-shot", twoShotAllReduce, nullptr},
+    {OpKind::kAllReduce, ScheduleId::kRecursiveDoubling, "recursive doubling",
      recursiveDoublingAllReduce, nullptr},
-    {OpKind::kAllReduce, ScheduleId::kRabenseifner, "rabenseifner", "Rabenseifner",
-     rabenseifnerAllReduce, nullptr},
-    {OpKind::kAllReduce, ScheduleId::kTree, "tree", "double binary tree", doubleTreeAllReduce,
-     nullptr},
-    {OpKind::kAllReduce, ScheduleId::kHierarchical, "hierarchical", "hierarchical",
-     hierarchicalAllReduce, hierarchyFits, kHierarchyServes},
-    {OpKind::kAllGather, ScheduleId::kRing, "ring", "ring", ringAllGather, nullptr},
-    {OpKind::kAllGather, ScheduleId::kBruck, "bruck", "Bruck", bruckAllGather, nullptr},
-    {OpKind::kAllGather, ScheduleId::kHierarchical, "hierarchical", "hierarchical",
-     hierarchicalAllGather, hierarchyFits, kHierarchyServes},
-    {OpKind::kReduceScatter, ScheduleId::kRing, "ring", "ring", ringReduceScatter, nullptr},
-    {OpKind::kBroadcast, ScheduleId::kRing, "ring", "pipelined chain", chainBroadcast, nullptr},
-    {OpKind::kBroadcast, ScheduleId::kTree, "tree", "pipelined binary tree", treeBroadcast,
-     nullptr},
-    {OpKind::kBroadcast, ScheduleId::kHierarchical, "hierarchical", "hierarchical chains",
-     hierarchicalBroadcast, hierarchyFits, kHierarchyServes},
-    {OpKind::kReduce, ScheduleId::kRing, "ring", "pipelined chain", chainReduce, nullptr},
-    {OpKind::kReduce, ScheduleId::kTree, "tree", "pipelined binary tree", treeReduce, nullptr},
-    {OpKind::kAllToAll, ScheduleId::kPairwise, "pairwise", "pairwise exchange", pairwiseAllToAll,
-     nullptr},
+    {OpKind::kAllReduce, ScheduleId::kRabenseifner, "Rabenseifner", rabenseifnerAllReduce, nullptr},
+    {OpKind::kAllReduce, ScheduleId::kTree, "double binary tree", doubleTreeAllReduce, nullptr},
+    {OpKind::kAllReduce, ScheduleId::kHierarchical, "hierarchical", hierarchicalAllReduce,
+     hierarchyFits, kHierarchyServes},
+    {OpKind::kAllGather, ScheduleId::kRing, "ring", ringAllGather, nullptr},
+    {OpKind::kAllGather, ScheduleId::kBruck, "Bruck", bruckAllGather, nullptr},
+    {OpKind::kAllGather, ScheduleId::kHierarchical, "hierarchical", hierarchicalAllGather,
+     hierarchyFits, kHierarchyServes},
+    {OpKind::kReduceScatter, ScheduleId::kRing, "ring", ringReduceScatter, nullptr},
+    {OpKind::kBroadcast, ScheduleId::kRing, "pipelined chain", chainBroadcast, nullptr},
+    {OpKind::kBroadcast, ScheduleId::kTree, "pipelined binary tree", treeBroadcast, nullptr},
+    {OpKind::kBroadcast, ScheduleId::kHierarchical, "hierarchical chains", hierarchicalBroadcast,
+     hierarchyFits, kHierarchyServes},
+    {OpKind::kReduce, ScheduleId::kRing, "pipelined chain", chainReduce, nullptr},
+    {OpKind::kReduce, ScheduleId::kTree, "pipelined binary tree", treeReduce, nullptr},
+    {OpKind::kAllToAll, ScheduleId::kPairwise, "pairwise exchange", pairwiseAllToAll, nullptr},
 };
 
-// Each entry's HOOP_ALGO name is its id's, and no collective has an id twice: the id alone
-// stands for the entry.
-constexpr bool namesAndIdsAgree() {
+// No collective has an id twice: the id alone stands for the entry.
+constexpr bool idsAreUniquePerCollective() {
   for (const AlgorithmEntry& entry : kAlgorithms) {
-    if (entry.name != scheduleName(entry.id)) return false;
     for (const AlgorithmEntry& other : kAlgorithms) {
       if (&other != &entry && other.kind == entry.kind && other.id == entry.id) return false;
     }
   }
   return true;
 }
-static_assert(namesAndIdsAgree());
+static_assert(idsAreUniquePerCollective());
 
 }  // namespace
 
@@ -67,7 +61,7 @@ std::span<const AlgorithmEntry> algorithmRegistry() { return kAlgorithms; }
 
 const AlgorithmEntry* findAlgorithm(OpKind kind, std::string_view name) {
   for (const AlgorithmEntry& entry : kAlgorithms) {
-    if (entry.kind == kind && entry.name == name) return &entry;
+    if (entry.kind == kind && entry.name() == name) return &entry;
   }
   return nullptr;
 }

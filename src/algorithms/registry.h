@@ -15,7 +15,6 @@ namespace hoop {
 struct AlgorithmEntry {
   OpKind kind;
   ScheduleId id;
-  std::string_view name;     // as HOOP_ALGO spells it: "ring" (scheduleName(id))
   std::string_view logName;  // as the INFO log and hoop-perf print it: "pipelined chain"
   void (*run)(Team&, const CollectiveArgs&);
   // Whether it can serve this call on this communicator (the same answer on every rank);
@@ -23,6 +22,9 @@ struct AlgorithmEntry {
   bool (*fits)(const Team&, const CollectiveArgs&);
   // The calls `fits` accepts, in words, for the warning when a forced rule names it for others.
   std::string_view servesOnly = {};
+
+  // As HOOP_ALGO spells it: "ring". A literal, so also usable as a C string.
+  std::string_view name() const { return scheduleName(id); }
 };
 
 std::span<const AlgorithmEntry> algorithmRegistry();

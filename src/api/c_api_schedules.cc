@@ -50,7 +50,7 @@ HOOP_API hoopResult_t hoopCommScheduleName(hoopComm_t comm, hoopCollective_t col
     // A call in flight (non-blocking communicators) may be settling the choice.
     std::lock_guard lock(comm->impl->operationMutex());
     // Literals in the registry: a static C string.
-    *name = chooseSchedule(*comm->impl, args).schedule->name.data();
+    *name = chooseSchedule(*comm->impl, args).schedule->name().data();
   });
 }
 

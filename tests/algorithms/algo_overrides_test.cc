@@ -14,7 +14,7 @@ namespace {
 // The name of the schedule `rules` force on a call of `kind` moving `bytes`; "" for none.
 std::string_view forcedName(const AlgoOverrides& rules, OpKind kind, size_t bytes) {
   const AlgorithmEntry* schedule = rules.forced(kind, bytes);
-  return schedule == nullptr ? std::string_view() : schedule->name;
+  return schedule == nullptr ? std::string_view() : schedule->name();
 }
 
 TEST(AlgoOverrides, RangesPickPerCollectiveAndSize) {
@@ -88,7 +88,7 @@ TEST(AlgoOverrides, BadTokensAreNamedWithWhatWouldFit) {
 TEST(AlgorithmRegistry, NamesAreUniquePerCollective) {
   const auto registry = algorithmRegistry();
   for (size_t i = 0; i < registry.size(); ++i) {
-    EXPECT_EQ(findAlgorithm(registry[i].kind, registry[i].name), &registry[i]);
+    EXPECT_EQ(findAlgorithm(registry[i].kind, registry[i].name()), &registry[i]);
     EXPECT_FALSE(registry[i].logName.empty());
   }
 }

@@ -46,7 +46,7 @@ std::vector<ForcedCase> everyRegisteredSchedule() {
   for (const AlgorithmEntry& entry : algorithmRegistry()) {
     ForcedCase c;
     c.collective = std::string(opKindWord(entry.kind));
-    c.schedule = std::string(entry.name);
+    c.schedule = std::string(entry.name());
     c.logName = std::string(entry.logName);
     c.hierarchical = entry.id == ScheduleId::kHierarchical;
     for (int nranks : kRankCounts) {
@@ -121,9 +121,9 @@ TEST(ScheduleCases, EveryRegistryEntryAtEveryRankCount) {
       EXPECT_TRUE(std::any_of(cases.begin(), cases.end(),
                               [&](const ForcedCase& c) {
                                 return c.collective == opKindWord(entry.kind) &&
-                                       c.schedule == entry.name && c.nranks == nranks;
+                                       c.schedule == entry.name() && c.nranks == nranks;
                               }))
-          << opKindWord(entry.kind) << ":=" << entry.name << " at " << nranks << " ranks";
+          << opKindWord(entry.kind) << ":=" << entry.name() << " at " << nranks << " ranks";
     }
   }
 }
