@@ -47,17 +47,7 @@ void ControlPlane::dispatch(HandshakeAcceptor::Arrival& arrival) {
 }
 
 std::string ControlPlane::refusalOf(const TcpHello& hello) const {
-  if (!hello.secret.matches(options_.secret) || hello.jobTag != options_.jobTag) {
-    return "it did not present this job's secret";
-  }
-  if (hello.toRank != static_cast<uint32_t>(options_.selfRank)) {
-    return str("it was meant for rank ", hello.toRank);
-  }
-  if (hello.fromRank >= peers_.size() ||
-      hello.fromRank == static_cast<uint32_t>(options_.selfRank)) {
-    return str("it claims to be rank ", hello.fromRank);
-  }
-  return "";
+  return helloRefusal(hello, options_.secret, options_.jobTag, options_.selfRank, peers_.size());
 }
 
 void ControlPlane::answerStatusQuery(HandshakeAcceptor::Arrival& arrival) {

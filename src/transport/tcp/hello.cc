@@ -50,4 +50,18 @@ TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes) {
   return h;
 }
 
+std::string helloRefusal(const TcpHello& hello, const Secret& secret, uint64_t jobTag, int selfRank,
+                         size_t nranks) {
+  if (!hello.secret.matches(secret) || hello.jobTag != jobTag) {
+    return "it did not present this job's secret";
+  }
+  if (hello.toRank != static_cast<uint32_t>(selfRank)) {
+    return str("it was meant for rank ", hello.toRank);
+  }
+  if (hello.fromRank >= nranks || hello.fromRank == static_cast<uint32_t>(selfRank)) {
+    return str("it claims to be rank ", hello.fromRank);
+  }
+  return "";
+}
+
 }  // namespace hoop

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/secret.h"
@@ -31,5 +32,11 @@ std::vector<uint8_t> encodeTcpHello(const TcpHello& hello);
 // purpose this version does not know.
 TcpHello decodeTcpHello(const std::vector<uint8_t>& bytes);
 size_t tcpHelloBytes();
+
+// Why this rank (`selfRank` of `nranks`, holding the job's `secret` and `jobTag`) refuses a
+// hello: not the job's secret, meant for another rank, or from no other rank of the job. Empty
+// when none of these holds; each kind of hello adds its own rules.
+std::string helloRefusal(const TcpHello& hello, const Secret& secret, uint64_t jobTag, int selfRank,
+                         size_t nranks);
 
 }  // namespace hoop

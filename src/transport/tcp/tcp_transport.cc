@@ -71,18 +71,15 @@ bool TcpTransport::admit(HandshakeAcceptor::Arrival& arrival) {
         arrival.from, ": ", e.what());
     return false;
   }
-  std::string why;
-  if (hello.purpose != HelloPurpose::kData) {
-    why = "it is no link's stream";
-  } else if (!hello.secret.matches(options_.secret) || hello.jobTag != options_.jobTag) {
-    why = "it did not present this job's secret";
-  } else if (hello.toRank != static_cast<uint32_t>(options_.selfRank)) {
-    why = str("it was meant for rank ", hello.toRank);
-  } else if (hello.fromRank >= peers_.size() ||
-             hello.fromRank >= static_cast<uint32_t>(options_.selfRank)) {
+  std::string why =
+      hello.purpose != HelloPurpose::kData
+          ? "it is no link's stream"
+          : helloRefusal(hello, options_.secret, options_.jobTag, options_.selfRank, peers_.size());
+  // Of a pair, the lower rank connects: a higher rank's link is no link of this job's either.
+  if (why.empty() && hello.fromRank > static_cast<uint32_t>(options_.selfRank)) {
     why = str("it claims to be rank ", hello.fromRank);
-  } else if (hello.streams < 1 || hello.streams > kMaxStreams ||
-             hello.streamIndex >= hello.streams) {
+  } else if (why.empty() && (hello.streams < 1 || hello.streams > kMaxStreams ||
+                             hello.streamIndex >= hello.streams)) {
     why = str("bad stream ", hello.streamIndex, " of ", hello.streams);
   }
   // Only a hello that passed the checks above may touch arrived_: a refused stranger leaves
