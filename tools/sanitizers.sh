@@ -78,12 +78,13 @@ case "$kind" in
   tsan)
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tools/tsan.supp${symbolizer:+:external_symbolizer_path=$symbolizer}"
     cmake --preset tsan
-    cmake --build --preset tsan -j "$jobs" --target hoop_core_test hoop_shm_test hoop_tcp_test \
+    cmake --build --preset tsan -j "$jobs" --target hoop_core_test hoop_api_test hoop_shm_test hoop_tcp_test \
       hoop_multiprocess_test hoop_test_worker hooprun hoop_security_test hoop_security_worker \
       hoop_config_test hoop_config_worker
     # In-process: several communicators as threads of one process (api tests: abort from another
     # thread, mismatches, strangers at the root) and both ends of shm connections.
     build-tsan/tests/core/hoop_core_test
+    build-tsan/tests/api/hoop_api_test
     build-tsan/tests/transport/hoop_shm_test
     build-tsan/tests/transport/hoop_tcp_test
     build-tsan/tests/core/hoop_config_test  # the non-blocking queue's thread against abort

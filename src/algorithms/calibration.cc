@@ -216,7 +216,10 @@ CalibrationOutcome calibrateCostModel(Team& comm) {
     link = {snapToGrid(agreed.alphaUs), snapToGrid(1 / agreed.usPerByte)};
     // An eager handshake costs what an 8-byte ring step does (measured alike at 2 ranks, and
     // both grow alike when ranks outnumber cores).
-    if (overShm) model.eagerAlphaUs = link.alphaUs;
+    if (overShm) {
+      model.eagerAlphaUs = link.alphaUs;
+      model.shmLatencyMeasured = true;
+    }
   }
   // The reduction is timed on this rank's own buffers, apart from the links: always adopted.
   if (!model.reduceFromEnv) model.reduceBytesPerUs = snapToGrid(1 / agreed.reduceUsPerByte);

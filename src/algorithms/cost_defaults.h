@@ -31,6 +31,10 @@ struct CostDefaults {
   // Ranks per CPU at or below which a single-host job's ranks have CPUs to spare (their copies
   // run at once, and bytes cost what they cost rather than cache misses and wake-ups).
   double spareCpusRanksPerCpu = 0.5;
+  // Over shm where ranks share CPUs (more than one rank a CPU): what each step's latency (a ring
+  // step, an eager handshake) gains per rank a CPU carries, as the ranks waiting in it sleep and
+  // the CPUs wake them one after another. The default shm latencies are read with a CPU a rank.
+  double sharedCpuWakeUpUsPerRank = 3.0;
 
   // Two-shot's byte term against the ring's (twoShotByteFactor): over TCP with CPUs to spare,
   // over TCP in one round, over TCP in slices where ranks share CPUs, over shm from 4 ranks, and

@@ -101,6 +101,20 @@ bool cpusToSpare(const CallShape& shape) {
   return shape.hosts == 1 && shape.ranksPerCpu <= kCostDefaults.spareCpusRanksPerCpu;
 }
 
+// The model with the wake-ups of ranks that share CPUs in every shm step's latency
+// (sharedCpuWakeUpUsPerRank), where its shm latencies are the defaults, read with a CPU a rank.
+CostModel withSharedCpuWakeUps(const CostModel& model, const CallShape& shape) {
+  if (shape.hosts != 1 || shape.ranksPerCpu <= 1 || model.shmFromEnv ||
+      model.shmLatencyMeasured) {
+    return model;
+  }
+  CostModel shared = model;
+  const double wakeUpUs = kCostDefaults.sharedCpuWakeUpUsPerRank * shape.ranksPerCpu;
+  shared.shm.alphaUs += wakeUpUs;
+  shared.eagerAlphaUs += wakeUpUs;
+  return shared;
+}
+
 // Whether two-shot's pieces of S/n pass its slice (the chunk size over TCP), so it runs in
 // several rounds.
 bool twoShotSliced(const CallShape& shape) {
@@ -374,8 +388,9 @@ std::optional<double> allGatherUs(ScheduleId id, const CallShape& shape, const C
 }  // namespace
 
 std::optional<double> predictUs(OpKind kind, ScheduleId id, const CallShape& shape,
-                                const CostModel& model, size_t pieceBytes) {
+                                const CostModel& given, size_t pieceBytes) {
   if (shape.ranks <= 1) return 0.0;
+  const CostModel model = withSharedCpuWakeUps(given, shape);
   switch (kind) {
     case OpKind::kAllReduce: return allReduceUs(id, shape, model);
     case OpKind::kAllGather: return allGatherUs(id, shape, model);
@@ -418,7 +433,7 @@ size_t pipelinePieceBytes(OpKind kind, ScheduleId id, const CallShape& shape,
         id == ScheduleId::kTree ? treeAllReducePieceBytes(shape) : twoShotSliceBytes(shape);
     return std::min(cacheSized, std::max(maxBytes, kMinPieceBytes));
   }
-  const std::optional<Pipeline> p = pipelineOf(kind, id, shape, model);
+  const std::optional<Pipeline> p = pipelineOf(kind, id, shape, withSharedCpuWakeUps(model, shape));
   if (!p) return 0;
   const double s = static_cast<double>(std::max<size_t>(shape.bytes, 1));
   // One hop (or none) pipelines nothing: the largest pieces waste the fewest messages.

@@ -40,6 +40,9 @@ struct CostModel {
   bool shmFromEnv = false;
   bool tcpFromEnv = false;
   bool reduceFromEnv = false;
+  // Whether the shm latencies were read on this job's ranks (calibration) rather than defaults:
+  // read where ranks share CPUs, they already hold the wake-ups sharedCpuWakeUpUs stands for.
+  bool shmLatencyMeasured = false;
   // HOOP_TUNE_CALIBRATE (1: measure the links at init; off by default, as measured figures may
   // differ from run to run: docs/tuner.md).
   bool calibrate = false;
