@@ -82,7 +82,7 @@ function(hoop_add_cuda_objects)
   target_sources(hoop_internal PRIVATE $<TARGET_OBJECTS:hoop_cuda_objects>)
   target_link_libraries(hoop_internal PRIVATE CUDA::cudart_static)
   # The layer links (src/CMakeLists.txt): the kernels belong to the device layer, and the CUDA
-  # host files of the transport layer (cuda_ipc) call the runtime.
+  # host files above it (the cuda_ipc transport) call the runtime.
   set(kernels_below FALSE)
   foreach(layer IN LISTS HOOP_LAYERS)
     if(layer STREQUAL "device")

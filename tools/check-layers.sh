@@ -5,7 +5,7 @@
 # Usage: tools/check-layers.sh [SRC_DIR]   (default: the src/ beside this script)
 set -euo pipefail
 src="${1:-$(dirname "$0")/../src}"
-layers=(base topology transport device algorithms core api train nccl)
+layers=(base topology device transport algorithms core api train nccl)
 
 rank_of() {
   local i
