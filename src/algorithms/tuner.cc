@@ -104,8 +104,7 @@ bool cpusToSpare(const CallShape& shape) {
 // The model with the wake-ups of ranks that share CPUs in every shm step's latency
 // (sharedCpuWakeUpUsPerRank), where its shm latencies are the defaults, read with a CPU a rank.
 CostModel withSharedCpuWakeUps(const CostModel& model, const CallShape& shape) {
-  if (shape.hosts != 1 || shape.ranksPerCpu <= 1 || model.shmFromEnv ||
-      model.shmLatencyMeasured) {
+  if (shape.hosts != 1 || shape.ranksPerCpu <= 1 || model.shmFromEnv || model.shmLatencyMeasured) {
     return model;
   }
   CostModel shared = model;

@@ -340,8 +340,8 @@ CallShape onCpus(size_t bytes, size_t ranks, size_t cpus, size_t level2 = size_t
 // calibrated on the job's own ranks hold those wake-ups already, and gain none.
 TEST(CostModel, RanksSharingCpusKeepOneShotToItsLimit) {
   const std::vector<ScheduleId> small = {ScheduleId::kOneShot, ScheduleId::kTwoShot,
-                                         ScheduleId::kRing, ScheduleId::kRecursiveDoubling,
-                                         ScheduleId::kTree, ScheduleId::kDirect};
+                                         ScheduleId::kRing,    ScheduleId::kRecursiveDoubling,
+                                         ScheduleId::kTree,    ScheduleId::kDirect};
   for (size_t ranks : {4, 8}) {
     for (size_t bytes : {size_t{2} << 10, size_t{8} << 10}) {
       EXPECT_EQ(fastest(onCpus(bytes, ranks, 2), {}, small), ScheduleId::kOneShot)
