@@ -98,10 +98,12 @@ Function driverFunction(const char* symbol, int version) {
   int driverVersion = 0;
   cudaDriverGetVersion(&driverVersion);
   cudaGetLastError();
+  const char* why = status != cudaSuccess                              ? cudaGetErrorName(status)
+                    : found == cudaDriverEntryPointVersionNotSufficent ? "the driver is too old"
+                                                                       : "symbol not found";
   fail(hoopUnhandledCudaError, "the CUDA driver has no ", symbol, " for CUDA ", version / 1000, ".",
-       version % 1000 / 10, " (", cudaGetErrorName(status), ", ",
-       found == cudaDriverEntryPointVersionNotSufficent ? "driver too old" : "symbol not found",
-       "; the driver supports CUDA ", driverVersion / 1000, ".", driverVersion % 1000 / 10,
+       version % 1000 / 10, " (", why, "; the driver supports CUDA ", driverVersion / 1000, ".",
+       driverVersion % 1000 / 10,
        "): hoop's device flags need the stream memory operations of CUDA 11.7 or later");
 }
 
