@@ -7,9 +7,9 @@
 
 set(HOOP_WITH_CUDA AUTO CACHE STRING "Build the CUDA kernels and transport (ON, OFF, AUTO: when nvcc is found)")
 set_property(CACHE HOOP_WITH_CUDA PROPERTY STRINGS AUTO ON OFF)
-# 80 (A100) and 90 (H100/H200) by default: SASS for both, no PTX, so the build stays small. A
-# newer GPU needs its number added here (or "90-virtual" for PTX it can JIT).
-set(HOOP_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures for the kernels (CMAKE_CUDA_ARCHITECTURES syntax)")
+# By default SASS for 80 (A100) and 90 (H100/H200), plus PTX for 90 that a newer GPU's driver
+# compiles at load time (slower to start and to run than its own SASS: add its number for that).
+set(HOOP_CUDA_ARCHITECTURES "80-real;90-real;90-virtual" CACHE STRING "CUDA architectures for the kernels (CMAKE_CUDA_ARCHITECTURES syntax)")
 
 set(HOOP_HAVE_CUDA OFF)
 if(NOT HOOP_WITH_CUDA STREQUAL "OFF")

@@ -11,7 +11,7 @@
 #   tools/gpu-check.sh --packed DIR          run what --pack put in DIR (a GPU machine that lacks
 #                                            hwloc or GoogleTest: nothing is built there)
 #
-#   HOOP_CUDA_ARCHITECTURES=90 tools/gpu-check.sh      build for one architecture only (faster)
+#   HOOP_CUDA_ARCHITECTURES=90-real tools/gpu-check.sh   build for one architecture only (faster)
 #   HOOP_GPU_BENCH_ARGS="--max-mib 256 --iters 10" tools/gpu-check.sh
 #   HOOP_GPU_LOG_DIR=DIR       where --packed writes its logs (default DIR/logs)
 #   HOOP_GPU_SANITIZER_SECONDS=N    the limit on each compute-sanitizer run (default 240)
@@ -33,9 +33,9 @@ case "${1:-}" in
 esac
 
 build_dir=build-gpu
-archs="${HOOP_CUDA_ARCHITECTURES:-80;90}"
+archs="${HOOP_CUDA_ARCHITECTURES:-80-real;90-real;90-virtual}"
 bench_args="${HOOP_GPU_BENCH_ARGS:-}"
-test_programs=(hoop_cuda_host_test hoop_cuda_gpu_test)
+test_programs=(hoop_cuda_host_test hoop_cuda_gpu_test hoop_cuda_runtime_test)
 
 missing() {
   echo "gpu-check: missing $1" >&2
@@ -131,7 +131,7 @@ program_path() {
 passed=0
 failed=0
 skipped=0
-gpu_skipped=0  # skips in hoop_cuda_gpu_test: no GPU visible (the host test's skips are by design)
+gpu_skipped=0  # skips in the GPU programs: no GPU visible (the host test's skips are by design)
 failed_names=""
 : >"$log_dir/tests.log"
 for program in "${test_programs[@]}"; do
@@ -154,7 +154,7 @@ for program in "${test_programs[@]}"; do
       echo "gpu-check: FAILED $program $name"
     elif printf '%s' "$output" | grep -q '\[  SKIPPED \]'; then
       skipped=$((skipped + 1))
-      [ "$program" != hoop_cuda_gpu_test ] || gpu_skipped=$((gpu_skipped + 1))
+      [ "$program" = hoop_cuda_host_test ] || gpu_skipped=$((gpu_skipped + 1))
       echo "gpu-check: skipped $name: $(printf '%s' "$output" | grep -m1 -A1 'Skipped' | tail -1)"
     else
       passed=$((passed + 1))
