@@ -1,5 +1,6 @@
 #include "device/emulated/segment_registry.h"
 
+#include <iterator>
 #include <mutex>
 #include <utility>
 
