@@ -23,11 +23,13 @@ void bruckAllGather(Team& comm, const CollectiveArgs& args) {
   // The rotated view lives in the output itself; in place, our block already sits at its rank
   // slot, and slot 0 holds nothing yet.
   auto slot = [&](size_t i) { return output + i * blockBytes; };
-  executorFor(args.memory).copy(slot(0), args.send, blockBytes);
+  executorOf(args).copy(slot(0), args.send, blockBytes);
   if (n == 1) return;
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args, pieceBytes);
+  // Where the final rotation stages the output (taken before the first step, as staging must).
+  char* rotation = self != 0 ? prims.staging(n * blockBytes) : nullptr;
   // Every round sends to one peer and receives from another, so connecting on first use could
   // wait in a cycle around the ranks; set up all of them at once first.
   std::vector<int> peers;
@@ -47,8 +49,14 @@ void bruckAllGather(Team& comm, const CollectiveArgs& args) {
       if (bytes == 0) break;
     }
   }
-  // Slot i holds rank (self + i) mod n's block: rotate right by self slots into rank order.
-  std::rotate(output, output + (n - self) * blockBytes, output + n * blockBytes);
+  // Slot i holds rank (self + i) mod n's block: rotate right by self slots into rank order,
+  // through staging (the executor's copies, so on device memory too).
+  if (rotation == nullptr || blockBytes == 0) return;
+  const size_t head = (n - self) * blockBytes;  // slots that move right, to rank order's back
+  const size_t tail = self * blockBytes;
+  prims.copy(rotation, output, n * blockBytes);
+  prims.copy(output, rotation + head, tail);
+  prims.copy(output + tail, rotation, head);
 }
 
 }  // namespace hoop

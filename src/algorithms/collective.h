@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/types.h"
+#include "device/executor.h"
 #include "device/memory_kind.h"
 #include "transport/connection.h"
 
@@ -29,6 +30,9 @@ struct CollectiveArgs {
   // (device/executor.h), and the stream its work is ordered on (null for host memory).
   MemoryKind memory = MemoryKind::kHost;
   void* stream = nullptr;
+  // The executor bound to that stream, for device memory (the device team makes it per call);
+  // null: the one registered for `memory` (executorFor).
+  Executor* executor = nullptr;
 
   FrameTag tag() const {
     return {
@@ -39,6 +43,11 @@ struct CollectiveArgs {
   size_t bytes() const { return count * dataTypeSize(type); }
 };
 
+// The executor that runs `args`'s copies and reductions.
+inline Executor& executorOf(const CollectiveArgs& args) {
+  return args.executor != nullptr ? *args.executor : executorFor(args.memory);
+}
+
 // One side of a point-to-point exchange inside a group.
 struct P2pOp {
   bool isSend = true;
@@ -46,6 +55,9 @@ struct P2pOp {
   void* buffer = nullptr;  // const for sends
   size_t count = 0;
   DataType type = DataType::kInt8;
+  // For a send to or receive from this rank itself (a copy): the executor of the buffers' memory;
+  // null: host memory.
+  Executor* executor = nullptr;
 };
 
 // Picks the algorithm (HOOP_ALGO forces one) and runs the collective to completion.

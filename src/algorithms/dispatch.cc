@@ -170,7 +170,7 @@ void runSchedule(Team& comm, CollectiveArgs& args, const AlgorithmEntry& schedul
   if (reduction && comm.size() == 1) {
     // The reduction of one input is that input (avg divides by one): no schedule needs to
     // know, so none checks.
-    executorFor(args.memory).finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
+    executorOf(args).finishAverage(args.recv, args.send, args.count, args.type, args.op, 1);
     return;
   }
   schedule.run(comm, args);

@@ -17,7 +17,7 @@ void hierarchicalAllGather(Team& comm, const CollectiveArgs& args) {
   const size_t blockBytes = args.bytes();
   auto* output = static_cast<char*>(args.recv);
   auto blockOfRank = [&](int rank) { return output + static_cast<size_t>(rank) * blockBytes; };
-  executorFor(args.memory).copy(blockOfRank(comm.rank()), args.send, blockBytes);
+  executorOf(args).copy(blockOfRank(comm.rank()), args.send, blockBytes);
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args, pieceBytes);
 

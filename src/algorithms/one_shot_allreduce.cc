@@ -52,7 +52,7 @@ void oneShotAllReduce(Team& comm, const CollectiveArgs& args) {
   inputs[me] = args.send;
   // In place, this rank's input would be overwritten before its turn in the order: keep a copy.
   if (foldOverwritesOwnInput(args, static_cast<int>(me)) && args.bytes() > 0) {
-    Executor& executor = executorFor(args.memory);
+    Executor& executor = executorOf(args);
     char* copy = comm.staging(executor, args.bytes());
     executor.copy(copy, args.send, args.bytes());
     inputs[me] = copy;

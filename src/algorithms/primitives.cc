@@ -8,7 +8,7 @@ namespace hoop {
 
 Primitives::Primitives(Team& comm, const CollectiveArgs& args, size_t pieceBytes,
                        size_t scratchPieces)
-    : Primitives(comm, executorFor(args.memory), args.tag(), args.type, args.op, pieceBytes,
+    : Primitives(comm, executorOf(args), args.tag(), args.type, args.op, pieceBytes,
                  scratchPieces) {}
 
 Primitives::Primitives(Team& comm, FrameTag tag, DataType type, RedOp op, size_t pieceBytes,
@@ -46,6 +46,7 @@ void Primitives::awaitRecv(Connection& c, uint64_t ticket, int from) {
 void Primitives::awaitSend(Connection& c, uint64_t ticket, int to) {
   comm_.waitUntil([&] { return c.sendsCompleted() > ticket; },
                   [&] { return str(comm_.describePeer(to), " to take data"); });
+  c.fenceSends();
 }
 
 void Primitives::send(int to, const void* data, size_t bytes) {

@@ -131,7 +131,7 @@ inline size_t pieceElementsFor(const Team& comm, const CollectiveArgs& args) {
 // A broadcast's first step at its root: the input becomes the output the pieces go out from.
 inline void rootInputToOutput(const Team& comm, const CollectiveArgs& args) {
   if (comm.rank() == args.root && args.send != args.recv) {
-    executorFor(args.memory).copy(args.recv, args.send, args.bytes());
+    executorOf(args).copy(args.recv, args.send, args.bytes());
   }
 }
 

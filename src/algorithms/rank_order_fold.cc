@@ -5,7 +5,7 @@
 namespace hoop {
 
 void foldInRankOrder(const CollectiveArgs& args, size_t n, FunctionRef<const void*(size_t)> input) {
-  Executor& executor = executorFor(args.memory);
+  Executor& executor = executorOf(args);
   void* out = args.recv;
   if (n == 2) {
     executor.reduceFinal(out, input(0), input(1), args.count, args.type, args.op, n);

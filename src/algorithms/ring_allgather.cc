@@ -31,7 +31,7 @@ void ringAllGather(Team& comm, const CollectiveArgs& args) {
   auto blockOf = [&](size_t pos) {
     return output + static_cast<size_t>(ring.at(pos)) * blockBytes;
   };
-  executorFor(args.memory).copy(blockOf(ring.position), args.send, blockBytes);
+  executorOf(args).copy(blockOf(ring.position), args.send, blockBytes);
   if (ring.size() == 1) return;
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args, pieceBytes);

@@ -72,8 +72,9 @@ void runP2pGroup(Team& comm, const std::vector<P2pOp>& ops) {
       fail(hoopInvalidUsage, "rank ", self, ": send to itself of ", sendBytes,
            " bytes matched with a receive of ", recvBytes, " bytes");
     }
-    // Point-to-point buffers are host memory (the C API checks).
-    executorFor(MemoryKind::kHost).copy(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
+    Executor& executor = selfSends[i]->executor != nullptr ? *selfSends[i]->executor
+                                                           : executorFor(MemoryKind::kHost);
+    executor.copy(selfRecvs[i]->buffer, selfSends[i]->buffer, sendBytes);
   }
   for (const Waiting& w : waits) {
     comm.waitUntil(

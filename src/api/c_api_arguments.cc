@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "device/cuda/memory_kind.h"
+#include "device/device_runtime.h"
 
 namespace hoop::capi {
 
@@ -18,32 +19,48 @@ void checkOp(hoopRedOp_t op, const char* call) {
   }
 }
 
-void checkBuffer(const void* buffer, size_t count, size_t elementSize, size_t multiplier,
-                 const char* name, const char* call) {
+std::optional<MemoryKind> checkBuffer(const void* buffer, size_t count, size_t elementSize,
+                                      size_t multiplier, const char* name, const char* call) {
   if (count > SIZE_MAX / elementSize / multiplier) {
     fail(hoopInvalidArgument, call, ": count ", count, " overflows the byte size");
   }
   if (buffer == nullptr && count > 0) fail(hoopInvalidArgument, call, ": ", name, " is NULL");
-  // The collectives read buffers with the CPU: a device pointer would crash the process.
-  if (count > 0 && memoryKindOf(buffer) == MemoryKind::kDevice) {
-    fail(hoopInvalidUsage, call, ": ", name, " ", buffer,
-         " is CUDA device memory, and collectives on device buffers are not supported yet by "
-         "this build path; pass host (or managed) memory");
+  if (count == 0) return std::nullopt;
+  // The emulated device's memory is known to its runtime alone; CUDA's to the driver, asked only
+  // where it is loaded (memory_kind.h).
+  const MemoryKind kind = deviceEmulated() ? deviceRuntime().kindOf(buffer) : memoryKindOf(buffer);
+  // Managed memory is read by the CPU, as host memory.
+  return kind == MemoryKind::kDevice ? MemoryKind::kDevice : MemoryKind::kHost;
+}
+
+void CallMemory::add(const char* name, std::optional<MemoryKind> kind) {
+  if (!kind) return;
+  if (*kind == MemoryKind::kDevice) {
+    if (deviceName_ == nullptr) deviceName_ = name;
+  } else if (hostName_ == nullptr) {
+    hostName_ = name;
   }
+}
+
+MemoryKind CallMemory::decide() const {
+  if (deviceName_ != nullptr && hostName_ != nullptr) {
+    fail(hoopInvalidUsage, call_, ": ", deviceName_, " is device memory but ", hostName_,
+         " is host memory; a call's buffers must all be device memory or all host memory");
+  }
+  if (deviceName_ != nullptr) return MemoryKind::kDevice;
+  if (hostName_ == nullptr && stream_ != nullptr) return MemoryKind::kDevice;
+  if (stream_ != nullptr) {
+    fail(hoopInvalidUsage, call_,
+         ": a stream was given with host buffers; calls on host memory block until done and "
+         "take NULL (pass device buffers to enqueue on a stream)");
+  }
+  return MemoryKind::kHost;
 }
 
 void checkRank(hoopComm* comm, int rank, const char* what, const char* call) {
   if (rank < 0 || rank >= comm->impl->size()) {
     fail(hoopInvalidArgument, call, ": ", what, " ", rank, " is not a rank of this communicator (",
          comm->impl->size(), " ranks)");
-  }
-}
-
-void checkStream(hoopStream_t stream, const char* call) {
-  if (stream != nullptr) {
-    fail(hoopInvalidUsage, call,
-         ": a stream was given, but this hoop has no CUDA support; pass "
-         "NULL for host memory");
   }
 }
 

@@ -34,19 +34,20 @@ hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const Collective
     usableComm(comm, call.name);
     checkType(call.datatype, call.name);
     if (call.op) checkOp(*call.op, call.name);
-    checkStream(stream, call.name);
     if (call.root) checkRank(comm, *call.root, "root", call.name);
     const size_t elementSize = dataTypeSize(static_cast<DataType>(call.datatype));
     const size_t ranks = static_cast<size_t>(comm->impl->size());
     const bool isRoot = call.root && comm->impl->rank() == *call.root;
+    CallMemory memory(call.name, stream);
     if (!call.sendOnRootOnly || isRoot) {
-      checkBuffer(call.send, call.count, elementSize, call.sendPerRank ? ranks : 1, "sendbuff",
-                  call.name);
+      memory.add("sendbuff", checkBuffer(call.send, call.count, elementSize,
+                                         call.sendPerRank ? ranks : 1, "sendbuff", call.name));
     }
     if (!call.recvOnRootOnly || isRoot) {
-      checkBuffer(call.recv, call.count, elementSize, call.recvPerRank ? ranks : 1, "recvbuff",
-                  call.name);
+      memory.add("recvbuff", checkBuffer(call.recv, call.count, elementSize,
+                                         call.recvPerRank ? ranks : 1, "recvbuff", call.name));
     }
+    const MemoryKind kind = memory.decide();
     args = {call.kind,
             call.send,
             call.recv,
@@ -55,6 +56,8 @@ hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const Collective
             static_cast<RedOp>(call.op.value_or(hoopSum)),
             call.root.value_or(0),
             0};
+    args.memory = kind;
+    args.stream = stream;
   });
   return status != hoopSuccess ? status
                                : submit(comm, {comm, Deferred::Kind::kCollective, args, {}});
@@ -119,17 +122,23 @@ namespace {
 hoopResult_t submitP2p(bool isSend, const void* buffer, size_t count, hoopDataType_t datatype,
                        int peer, hoopComm_t comm, hoopStream_t stream) {
   P2pOp op;
+  MemoryKind kind = MemoryKind::kHost;
   const char* call = isSend ? "hoopSend" : "hoopRecv";
   hoopResult_t status = guarded(comm, [&] {
     usableComm(comm, call);
     checkType(datatype, call);
-    checkStream(stream, call);
     checkRank(comm, peer, "peer", call);
-    checkBuffer(buffer, count, dataTypeSize(static_cast<DataType>(datatype)), 1, "buffer", call);
+    CallMemory memory(call, stream);
+    memory.add("buffer", checkBuffer(buffer, count, dataTypeSize(static_cast<DataType>(datatype)),
+                                     1, "buffer", call));
+    kind = memory.decide();
     op = {isSend, peer, const_cast<void*>(buffer), count, static_cast<DataType>(datatype)};
   });
   if (status != hoopSuccess) return status;
-  return submit(comm, {comm, Deferred::Kind::kP2p, {}, op});
+  Deferred deferred{comm, Deferred::Kind::kP2p, {}, op};
+  deferred.memory = kind;
+  deferred.stream = stream;
+  return submit(comm, deferred);
 }
 
 }  // namespace
@@ -147,7 +156,11 @@ HOOP_API hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t data
 HOOP_API hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream) {
   hoopResult_t status = guarded(comm, [&] {
     usableComm(comm, "hoopBarrier");
-    checkStream(stream, "hoopBarrier");
+    if (stream != nullptr) {
+      fail(hoopInvalidUsage,
+           "hoopBarrier: a stream was given; the barrier blocks the calling "
+           "thread and takes NULL");
+    }
   });
   return status != hoopSuccess ? status : submit(comm, {comm, Deferred::Kind::kBarrier, {}, {}});
 }

@@ -77,7 +77,9 @@ HOOP_API hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* async
     std::lock_guard lock(comm->impl->operationMutex());
     // Another rank's failure notice fails a communicator that is between operations too.
     if (comm->failure == hoopSuccess) {
-      if (std::optional<Error> noticed = comm->impl->failureNoticed()) {
+      std::optional<Error> noticed = comm->impl->deviceFailure();
+      if (!noticed) noticed = comm->impl->failureNoticed();
+      if (noticed) {
         comm->failure = noticed->code();
         comm->failureMessage = noticed->what();
         std::lock_guard errorLock(comm->errorMutex);

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <vector>
 
+#include "core/device_team.h"
+
 namespace hoop::capi {
 namespace {
 
@@ -16,27 +18,54 @@ thread_local GroupState group;
 void execute(const Deferred& op) {
   switch (op.kind) {
     case Deferred::Kind::kCollective:
-      runOn(op.comm, [&](Communicator& c) { runCollective(c, op.collective); });
+      runOn(op.comm, [&](Communicator& c) {
+        if (op.collective.memory == MemoryKind::kDevice) {
+          runDeviceCollective(c, op.collective);
+        } else {
+          runCollective(c, op.collective);
+        }
+      });
       break;
     case Deferred::Kind::kBarrier: runOn(op.comm, [&](Communicator& c) { runBarrier(c); }); break;
     case Deferred::Kind::kP2p:
-      runOn(op.comm, [&](Communicator& c) { runP2pGroup(c, {op.p2p}); });
+      runOn(op.comm, [&](Communicator& c) {
+        if (op.memory == MemoryKind::kDevice) {
+          runDeviceP2pGroup(c, {op.p2p}, op.stream);
+        } else {
+          runP2pGroup(c, {op.p2p});
+        }
+      });
       break;
   }
 }
 
 // Runs comm's share of a group's operations: collectives in call order, then all point-to-point
-// operations together (so matching sends and receives progress at the same time).
+// operations together (so matching sends and receives progress at the same time): those on host
+// memory, then those on device memory, which must share one stream.
 void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
-  std::vector<P2pOp> p2p;
+  std::vector<P2pOp> hostP2p;
+  std::vector<P2pOp> deviceP2p;
+  void* deviceStream = nullptr;
   for (const Deferred& op : ops) {
     if (op.comm != comm) continue;
-    if (op.kind == Deferred::Kind::kP2p)
-      p2p.push_back(op.p2p);
-    else
+    if (op.kind != Deferred::Kind::kP2p) {
       execute(op);
+    } else if (op.memory != MemoryKind::kDevice) {
+      hostP2p.push_back(op.p2p);
+    } else {
+      if (!deviceP2p.empty() && op.stream != deviceStream) {
+        fail(hoopInvalidUsage, "hoopGroupEnd: rank ", comm->rank,
+             ": the group's sends and receives on device memory use different streams; one "
+             "group's point-to-point calls must share one stream");
+      }
+      deviceStream = op.stream;
+      deviceP2p.push_back(op.p2p);
+    }
   }
-  if (!p2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, p2p); });
+  if (!hostP2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+  if (!deviceP2p.empty()) {
+    runOn(comm, [&](Communicator& c) { runDeviceP2pGroup(c, deviceP2p, deviceStream); });
+  }
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ struct Deferred {
   enum class Kind { kCollective, kP2p, kBarrier } kind;
   CollectiveArgs collective;
   P2pOp p2p;
+  // A point-to-point operation's memory and stream (a collective's are in `collective`).
+  MemoryKind memory = MemoryKind::kHost;
+  void* stream = nullptr;
 };
 
 // Runs one operation on comm's communicator, holding its operation lock; a failure inside marks

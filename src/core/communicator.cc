@@ -11,6 +11,7 @@
 
 #include "algorithms/calibration.h"
 #include "base/logging.h"
+#include "core/device_team.h"
 #include "core/rank_affinity.h"
 #include "topology/host_cores.h"
 #include "topology/host_ranks.h"

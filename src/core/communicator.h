@@ -29,6 +29,8 @@
 
 namespace hoop {
 
+class DeviceTeam;
+
 class Communicator final : public Team {
  public:
   // Collective over all ranks: rendezvous, then connections to the ring neighbours. `root` is
@@ -53,8 +55,6 @@ class Communicator final : public Team {
   // The connection to `peer`, set up on first use (both ranks must be asking at about the same
   // time, as they are inside a collective or a matched send/recv).
   Connection& connection(int peer) override;
-  // The shared-memory connection to `peer` (set up on first use, like connection()), or nullptr
-  // when the peer is reached another way.
   // Sets up several at once: connects first, then accepts, so no order of calls can deadlock.
   void connectAll(const std::vector<int>& peers) override;
   // Every other rank, once (later calls return at once).
@@ -102,6 +102,18 @@ class Communicator final : public Team {
     forgetScheduleMemos();
   }
 
+  // The team collectives on device memory run on (device_team.h), made on first use with the
+  // process's device runtime.
+  DeviceTeam& deviceTeam();
+  // The error that ended this communicator's device work, when its watch found one (a dead
+  // peer, the time-out): what hoopCommGetAsyncError reports between calls.
+  std::optional<Error> deviceFailure() const;
+  // A setup exchange with `peer` over its data connection (connected), for transports built
+  // beside it, such as the device connections.
+  std::unique_ptr<SetupChannel> setupChannelTo(int peer);
+  // The pair of this rank and `peer`, as transports see it.
+  PeerPair pairWith(int peer) const;
+
   // From any thread: wakes every wait on this communicator, which then throws.
   void requestAbort();
   bool abortRequested() const { return abort_.load(std::memory_order_acquire); }
@@ -119,8 +131,6 @@ class Communicator final : public Team {
   void progressAll(bool& moved);
   // Loads every busy shm connection's futex word (wordSnapshot_) for a following sleep.
   void snapshotWaitWords();
-  // The pair of this rank and `peer`, as transports see it.
-  PeerPair pairWith(int peer) const;
   // Builds the data connection to `peer` with `transport`, over the pair's TCP link.
   void connectWith(Transport& transport, int peer);
   // Sleeps until a connection may move (socket ready, futex word changed), the abort, or
@@ -157,6 +167,8 @@ class Communicator final : public Team {
   std::atomic<bool> abort_{false};
   UniqueFd wakeup_;  // eventfd written by requestAbort
   std::mutex operationMutex_;
+  // After the connections: its connections' setup rode them, and it is gone before they are.
+  std::unique_ptr<DeviceTeam> deviceTeam_;
 };
 
 }  // namespace hoop

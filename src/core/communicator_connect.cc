@@ -5,6 +5,8 @@
 
 #include "base/logging.h"
 #include "core/communicator.h"
+#include "core/device_team.h"
+#include "device/device_runtime.h"
 
 namespace hoop {
 
@@ -42,6 +44,10 @@ class LinkSetupChannel : public SetupChannel {
 
 }  // namespace
 
+std::unique_ptr<SetupChannel> Communicator::setupChannelTo(int peer) {
+  return std::make_unique<LinkSetupChannel>(*this, connection(peer), peer);
+}
+
 PeerPair Communicator::pairWith(int peer) const {
   return {rank_, peer, peers_[peer].hostId == peers_[rank_].hostId, peers_[peer].describe()};
 }
@@ -71,6 +77,15 @@ void Communicator::connectAll(const std::vector<int>& peers) {
            std::make_pair(std::min(rank_, b.second), std::max(rank_, b.second));
   });
   for (const auto& [transport, peer] : pending) connectWith(*transport, peer);
+}
+
+DeviceTeam& Communicator::deviceTeam() {
+  if (deviceTeam_ == nullptr) deviceTeam_ = std::make_unique<DeviceTeam>(*this, deviceRuntime());
+  return *deviceTeam_;
+}
+
+std::optional<Error> Communicator::deviceFailure() const {
+  return deviceTeam_ != nullptr ? deviceTeam_->failure() : std::nullopt;
 }
 
 void Communicator::connectEveryone() {

@@ -2,12 +2,10 @@
 #include "device/device_runtime.h"
 
 #include "base/env.h"
+#include "device/cuda/cuda_runtime.h"
 #include "device/emulated/emulated_runtime.h"
 
 namespace hoop {
-
-// The CUDA runtime (device/cuda/): throws hoopInvalidUsage in a build without CUDA.
-DeviceRuntime& cudaDeviceRuntime();
 
 bool deviceEmulated() {
   static const bool emulated = envInt("HOOP_DEVICE_EMULATION", 0) == 1;

@@ -75,6 +75,11 @@ class DeviceRuntime {
   virtual void* mapHost(void* host, size_t bytes) = 0;
   virtual void unmapHost(void* host) noexcept = 0;
 
+  // Host memory into device memory and back, blocking the calling thread until done: for tests
+  // and tools that fill and check device buffers, never on a collective's path.
+  virtual void upload(void* device, const void* host, size_t bytes) = 0;
+  virtual void download(void* host, const void* device, size_t bytes) = 0;
+
   // Streams and events. Events are for ordering only (no timing).
   virtual DeviceStream createStream() = 0;
   virtual void destroyStream(DeviceStream stream) noexcept = 0;

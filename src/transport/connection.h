@@ -87,6 +87,12 @@ class Connection {
   virtual DirectSend* directSend() { return nullptr; }
   virtual EagerMessages* eagerMessages() { return nullptr; }
 
+  // Called once the caller saw its sends complete and is about to reuse their buffers: what it
+  // does next must come after every send it posted here has read its buffer. Host connections
+  // report a send complete only once it has (nothing to do); a device connection reports it
+  // complete once it is ordered on a stream, and orders what follows behind it here.
+  virtual void fenceSends() {}
+
   // Nothing posted is unfinished, and nothing else waits on the peer (a transport with more ways
   // to wait than posted messages says so here).
   virtual bool idle() const {

@@ -331,6 +331,22 @@ class CudaRuntime final : public DeviceRuntime {
     return capture != cudaStreamCaptureStatusNone;
   }
 
+  void upload(void* device, const void* host, size_t bytes) override {
+    if (bytes == 0) return;
+    if (const cudaError_t status = cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice);
+        status != cudaSuccess) {
+      failCuda(status, "cudaMemcpy(", bytes, " bytes, host to device) on ", describeCurrent());
+    }
+  }
+
+  void download(void* host, const void* device, size_t bytes) override {
+    if (bytes == 0) return;
+    if (const cudaError_t status = cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost);
+        status != cudaSuccess) {
+      failCuda(status, "cudaMemcpy(", bytes, " bytes, device to host) on ", describeCurrent());
+    }
+  }
+
   void copy(void* dst, const void* src, size_t bytes, DeviceStream stream) override {
     if (bytes == 0 || dst == src) return;
     cuda::copyAsync(dst, src, bytes, stream);

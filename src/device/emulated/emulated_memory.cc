@@ -2,6 +2,7 @@
 // host memory made "device-addressable".
 #include <unistd.h>
 
+#include <cstring>
 #include <optional>
 
 #include "base/error.h"
@@ -79,5 +80,13 @@ void* EmulatedRuntime::mapHost(void* host, size_t bytes) {
 }
 
 void EmulatedRuntime::unmapHost(void*) noexcept {}
+
+void EmulatedRuntime::upload(void* device, const void* host, size_t bytes) {
+  if (bytes > 0) std::memcpy(device, host, bytes);
+}
+
+void EmulatedRuntime::download(void* host, const void* device, size_t bytes) {
+  if (bytes > 0) std::memcpy(host, device, bytes);
+}
 
 }  // namespace hoop::emulated

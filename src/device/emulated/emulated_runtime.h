@@ -39,6 +39,9 @@ class EmulatedRuntime final : public DeviceRuntime {
   void closeImported(void* data) noexcept override;
   void* mapHost(void* host, size_t bytes) override;
   void unmapHost(void* host) noexcept override;
+  // The emulated device's memory is the CPU's: a plain copy.
+  void upload(void* device, const void* host, size_t bytes) override;
+  void download(void* host, const void* device, size_t bytes) override;
 
   // Streams and events: emulated_runtime.cc.
   DeviceStream createStream() override;

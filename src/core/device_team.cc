@@ -1,0 +1,188 @@
+#include "core/device_team.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/error.h"
+#include "base/logging.h"
+#include "core/communicator.h"
+#include "transport/cuda_ipc/device_setup.h"
+
+namespace hoop {
+namespace {
+
+// Enough slots that a pipelined schedule keeps pieces in flight to each peer while the
+// receiver works on earlier ones.
+constexpr size_t kDeviceSlots = 4;
+
+}  // namespace
+
+DeviceSlotShape deviceSlotShape(size_t chunkBytes) {
+  return {kDeviceSlots, std::max(chunkBytes, kOneShotMaxBytes)};
+}
+
+DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
+    : comm_(comm),
+      runtime_(runtime),
+      costModel_(comm.costModel()),
+      shape_(deviceSlotShape(comm.chunkBytes())),
+      queue_(runtime),
+      executor_(runtime, nullptr, &queue_),
+      connections_(static_cast<size_t>(comm.size())),
+      watch_(runtime, comm.config().opTimeout, comm.rank()) {
+  rank_ = comm.rank();
+  size_ = comm.size();
+  localRank_ = comm.localRank();
+  localSize_ = comm.localSize();
+  hostCount_ = comm.hostCount();
+  crossRank_ = comm.crossRank();
+  crossSize_ = comm.crossSize();
+  ranksPerCpu_ = comm.ranksPerCpu();
+  level2BytesPerCpu_ = comm.level2BytesPerCpu();
+  ring_ = comm.ring();
+  localRing_ = comm.localRing();
+  crossRing_ = comm.crossRing();
+  // Every peer's device slots are mapped here (CUDA IPC): the schedules that read peers' data in
+  // place may run.
+  everyPeerSharesMemory_ = comm.size() > 1;
+  costModel_.trial = false;
+  costModel_.calibrate = false;
+  costModel_.watchCalls = 0;
+}
+
+DeviceTeam::~DeviceTeam() {
+  // The connections' memory may still be used by work on the streams: let it finish, and where
+  // it cannot (an abort, a peer gone), release its waits first.
+  const auto limit = comm_.config().opTimeout;
+  bool drained = !comm_.abortRequested() && watch_.waitUntilDrained(limit);
+  if (!drained) drained = watch_.releaseUntilDrained(limit);
+  if (!drained) {
+    // Freeing memory a stream may still touch would corrupt whatever reuses it: keep it.
+    log(LogLevel::kWarn, LogSubsys::kColl, rank_,
+        "device work of this communicator still runs at its destruction; its device "
+        "connections' memory is left allocated");
+    for (auto& connection : connections_) static_cast<void>(connection.release());
+  }
+  connections_.clear();
+  if (lastCallDone_ != nullptr) runtime_.destroyEvent(lastCallDone_);
+}
+
+Executor& DeviceTeam::beginCall(DeviceStream stream) {
+  if (std::optional<Error> failure = watch_.failure()) throw *failure;
+  if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream)) {
+    runtime_.recordEvent(lastCallDone_, lastStream_);
+    runtime_.streamWaitEvent(stream, lastCallDone_);
+  }
+  if (lastCallDone_ == nullptr) lastCallDone_ = runtime_.createEvent();
+  anyCall_ = true;
+  lastStream_ = stream;
+  queue_.bind(stream);
+  executor_.rebind(stream);
+  return executor_;
+}
+
+bool DeviceTeam::allSendsCompleted() const {
+  queue_.joinSends();
+  return true;
+}
+
+void DeviceTeam::endCall() {
+  queue_.joinSends();
+  // The watch counts the call finished when the stream gets here.
+  runtime_.addToCounter(watch_.counterOnDevice(), lastStream_);
+  watch_.callEnqueued(comm_.operation());
+}
+
+std::string DeviceTeam::describePeer(int rank) const { return comm_.describePeer(rank); }
+uint64_t DeviceTeam::peerHostId(int rank) const { return comm_.peerHostId(rank); }
+uint32_t DeviceTeam::nextCollectiveSeq() { return comm_.nextCollectiveSeq(); }
+uint32_t DeviceTeam::nextSendSeq(int peer) { return comm_.nextSendSeq(peer); }
+uint32_t DeviceTeam::nextRecvSeq(int peer) { return comm_.nextRecvSeq(peer); }
+
+Connection& DeviceTeam::connection(int peer) {
+  if (connections_[static_cast<size_t>(peer)] == nullptr) connectAll({peer});
+  return *connections_[static_cast<size_t>(peer)];
+}
+
+void DeviceTeam::connectAll(const std::vector<int>& peers) {
+  std::vector<int> missing;
+  for (int peer : peers) {
+    if (peer != rank_ && connections_[static_cast<size_t>(peer)] == nullptr) {
+      if (peerHostId(peer) != peerHostId(rank_)) {
+        fail(hoopInvalidUsage, "rank ", rank_, ": a collective on device memory with ",
+             describePeer(peer),
+             " on another host; device collectives between hosts are not built yet (pass host "
+             "memory for those)");
+      }
+      missing.push_back(peer);
+    }
+  }
+  if (missing.empty()) return;
+  // The setup rides the pairs' host connections, made first (and in their own safe order).
+  comm_.connectAll(missing);
+  // One pair after another in one global order (lower rank, then higher), as the host
+  // connections' setup does: no rank waits on a peer that waits on a third that waits on it.
+  std::sort(missing.begin(), missing.end(), [this](int a, int b) {
+    return std::make_pair(std::min(rank_, a), std::max(rank_, a)) <
+           std::make_pair(std::min(rank_, b), std::max(rank_, b));
+  });
+  for (int peer : missing) {
+    std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
+    auto& connection = connections_[static_cast<size_t>(peer)];
+    connection = connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
+    watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
+                           {comm_.peer(peer).pid, describePeer(peer)});
+  }
+}
+
+void DeviceTeam::connectEveryone() {
+  std::vector<int> everyone;
+  for (int r = 0; r < size_; ++r) everyone.push_back(r);
+  connectAll(everyone);
+}
+
+void DeviceTeam::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type,
+                                const CallParams& call) {
+  comm_.beginOperation(kind, seq, count, type, call);
+}
+
+void DeviceTeam::waitUntil(FunctionRef<bool()> done, FunctionRef<std::string()> waitingFor) {
+  comm_.waitUntil(done, waitingFor);
+}
+
+size_t DeviceTeam::chunkBytes() const { return comm_.chunkBytes(); }
+bool DeviceTeam::chunkSetByUser() const { return comm_.chunkSetByUser(); }
+const AlgoOverrides& DeviceTeam::algorithmRules() const { return comm_.algorithmRules(); }
+size_t DeviceTeam::shmSlots() const { return shape_.slots; }
+
+void DeviceTeam::adoptCostModel(const CostModel& model) {
+  costModel_ = model;
+  costModel_.trial = false;
+  costModel_.calibrate = false;
+  costModel_.watchCalls = 0;
+}
+
+void DeviceTeam::adoptAlgorithms(AlgoOverrides algorithms) {
+  comm_.adoptAlgorithms(std::move(algorithms));
+  forgetScheduleMemos();
+}
+
+void runDeviceCollective(Communicator& comm, CollectiveArgs args) {
+  DeviceTeam& team = comm.deviceTeam();
+  // Every pair at once, in the one global order, before a schedule asks for its peers one by
+  // one: a ring's ranks each asking their next for a blocking setup would wait in a circle.
+  team.connectEveryone();
+  args.executor = &team.beginCall(args.stream);
+  runCollective(team, args);
+  team.endCall();
+}
+
+void runDeviceP2pGroup(Communicator& comm, std::vector<P2pOp> ops, DeviceStream stream) {
+  DeviceTeam& team = comm.deviceTeam();
+  Executor& executor = team.beginCall(stream);
+  for (P2pOp& op : ops) op.executor = &executor;
+  runP2pGroup(team, ops);
+  team.endCall();
+}
+
+}  // namespace hoop

@@ -1,0 +1,165 @@
+#include "core/device_watch.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "base/clock.h"
+#include "base/logging.h"
+#include "transport/cuda_ipc/device_slots.h"
+
+namespace hoop {
+namespace {
+
+// How often the watch looks while calls are outstanding, and while none are (it is woken when
+// one is enqueued, so the idle period only bounds a missed wake).
+constexpr auto kBusyPeriod = std::chrono::milliseconds(2);
+constexpr auto kIdlePeriod = std::chrono::milliseconds(200);
+// The descriptions of outstanding calls kept for messages: the oldest matter.
+constexpr size_t kMostDescriptions = 256;
+
+}  // namespace
+
+DeviceWatch::DeviceWatch(DeviceRuntime& runtime, std::chrono::milliseconds timeout, int rank)
+    : runtime_(runtime), timeout_(timeout), rank_(rank), self_(str("rank ", rank)) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* address = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (address == MAP_FAILED) {
+    fail(hoopSystemError, self_, ": mmap of the device progress counter: ", errnoText(errno));
+  }
+  counterPage_ = Mapping(address, page);
+  counterOnDevice_ = static_cast<uint32_t*>(runtime_.mapHost(address, page));
+  thread_ = std::thread([this] { run(); });
+}
+
+DeviceWatch::~DeviceWatch() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  runtime_.unmapHost(counterPage_.get());
+}
+
+uint64_t DeviceWatch::finished() const {
+  const uint64_t enqueued = enqueued_.load(std::memory_order_acquire);
+  const uint32_t counter = std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(counterPage_.get()))
+                               .load(std::memory_order_acquire);
+  // The counter wraps at 32 bits and a replayed graph may push it past the calls enqueued.
+  const auto behind = static_cast<int32_t>(counter - static_cast<uint32_t>(enqueued));
+  return behind >= 0 ? enqueued : enqueued - static_cast<uint64_t>(-static_cast<int64_t>(behind));
+}
+
+void DeviceWatch::callEnqueued(std::string description) {
+  {
+    std::lock_guard lock(mutex_);
+    const uint64_t index = enqueued_.load(std::memory_order_relaxed);
+    if (pending_.size() < kMostDescriptions) pending_.emplace_back(index, std::move(description));
+    enqueued_.store(index + 1, std::memory_order_release);
+  }
+  wake_.notify_all();
+}
+
+void DeviceWatch::watchConnection(uint32_t* flags, size_t count, Peer peer) {
+  std::lock_guard lock(mutex_);
+  flags_.emplace_back(flags, count);
+  peers_.push_back(std::move(peer));
+}
+
+std::optional<Error> DeviceWatch::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+void DeviceWatch::releaseEveryWait() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [flags, count] : flags_) {
+    for (size_t i = 0; i < count; ++i) {
+      std::atomic_ref<uint32_t>(flags[i]).store(kSlotReleased, std::memory_order_release);
+    }
+  }
+}
+
+bool DeviceWatch::waitUntilDrained(std::chrono::milliseconds limit) const {
+  const auto end = Clock::now() + limit;
+  while (!drained()) {
+    if (Clock::now() >= end) return false;
+    std::this_thread::sleep_for(kBusyPeriod);
+  }
+  return true;
+}
+
+bool DeviceWatch::releaseUntilDrained(std::chrono::milliseconds limit) {
+  const auto end = Clock::now() + limit;
+  while (!drained()) {
+    if (Clock::now() >= end) return false;
+    releaseEveryWait();
+    std::this_thread::sleep_for(kBusyPeriod);
+  }
+  return true;
+}
+
+void DeviceWatch::failWith(Error error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) return;
+    failure_ = error;
+  }
+  log(LogLevel::kWarn, LogSubsys::kColl, rank_, error.what());
+}
+
+void DeviceWatch::run() {
+  uint64_t lastFinished = 0;
+  auto lastProgress = Clock::now();
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    const bool busy = !drained();
+    wake_.wait_for(lock, busy ? kBusyPeriod : kIdlePeriod);
+    if (stopping_) break;
+    const uint64_t done = finished();
+    while (!pending_.empty() && pending_.front().first < done) pending_.erase(pending_.begin());
+    if (done != lastFinished || drained()) {
+      lastFinished = done;
+      lastProgress = Clock::now();
+      continue;
+    }
+    if (failure_) {
+      // Released again and again until the streams have drained.
+      lock.unlock();
+      releaseEveryWait();
+      lock.lock();
+      continue;
+    }
+    const std::string waiting =
+        pending_.empty() ? std::string("a call on device memory") : pending_.front().second;
+    std::optional<Error> found;
+    for (const Peer& peer : peers_) {
+      if (kill(peer.pid, 0) != 0 && errno == ESRCH) {
+        found = Error(hoopRemoteError, str(self_, ": ", peer.name, " exited while ", waiting,
+                                           " was enqueued on device memory; its waits were "
+                                           "released and the communicator failed"));
+        break;
+      }
+    }
+    if (!found && Clock::now() - lastProgress > timeout_) {
+      found =
+          Error(hoopTimeout,
+                str(self_, ": ", waiting, " on device memory did not finish within HOOP_TIMEOUT (",
+                    timeout_.count() / 1000.0,
+                    " s): the device still waits on its peers; its waits were released and "
+                    "the communicator failed"));
+    }
+    if (found) {
+      lock.unlock();
+      failWith(*found);
+      releaseEveryWait();
+      lock.lock();
+    }
+  }
+}
+
+}  // namespace hoop

@@ -1,0 +1,82 @@
+// What ends device work that cannot finish. A collective on device memory returns once its work
+// is on the stream, so no host thread waits in it to notice a dead peer or a time-out: this
+// watch's thread does, while calls are outstanding.
+//
+// Each call ends with addToCounter on a counter in host memory the watch reads, so it knows how
+// many calls the streams have finished against how many were enqueued (a graph replayed many
+// times counts more, never fewer). While some are outstanding it checks every few milliseconds
+// that every peer process is alive (the peers of device connections share this host) and that
+// the counter moved within HOOP_TIMEOUT. When one is not, it keeps the error for the next call
+// and hoopCommGetAsyncError, and releases every wait: it writes the released state into every
+// flag the streams wait on (device_slots.h), again and again, since the streams' own writes
+// overwrite it, until they have drained. hoopCommAbort and hoopCommDestroy release the same way.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/mapping.h"
+#include "device/device_runtime.h"
+
+namespace hoop {
+
+class DeviceWatch {
+ public:
+  struct Peer {
+    int pid;
+    std::string name;  // "rank 3 (host a, pid 912)"
+  };
+  DeviceWatch(DeviceRuntime& runtime, std::chrono::milliseconds timeout, int rank);
+  ~DeviceWatch();
+  DeviceWatch(const DeviceWatch&) = delete;
+  DeviceWatch& operator=(const DeviceWatch&) = delete;
+
+  // The counter the streams add to, as the device addresses it.
+  uint32_t* counterOnDevice() const { return counterOnDevice_; }
+  // Another call's work was enqueued; `description` names it in a time-out's message.
+  void callEnqueued(std::string description);
+  // The flags of a new device connection (host addresses, `count` words), and its peer.
+  void watchConnection(uint32_t* flags, size_t count, Peer peer);
+  // The error that ended the device work, once the watch found one.
+  std::optional<Error> failure() const;
+  // Waits until the streams have drained, or `limit` passed; true when drained.
+  bool waitUntilDrained(std::chrono::milliseconds limit) const;
+  // Releases every wait until the streams have drained, or `limit` passed; true when drained.
+  bool releaseUntilDrained(std::chrono::milliseconds limit);
+
+ private:
+  void run();
+  uint64_t finished() const;
+  bool drained() const { return finished() >= enqueued_.load(std::memory_order_acquire); }
+  void releaseEveryWait();
+  void failWith(Error error);
+
+  DeviceRuntime& runtime_;
+  std::chrono::milliseconds timeout_;
+  int rank_;
+  std::string self_;  // "rank 2", for messages
+  Mapping counterPage_;
+  uint32_t* counterOnDevice_ = nullptr;
+  // Calls enqueued, counted past 32 bits (the counter wraps; finished() unwraps it).
+  std::atomic<uint64_t> enqueued_{0};
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::pair<uint32_t*, size_t>> flags_;
+  std::vector<Peer> peers_;
+  std::string oldestPending_;  // the description of the first call not yet finished
+  std::vector<std::pair<uint64_t, std::string>> pending_;
+  std::optional<Error> failure_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hoop

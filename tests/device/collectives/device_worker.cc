@@ -1,0 +1,384 @@
+// One rank of the device-memory tests: every collective and send/receive on device buffers,
+// enqueued on a stream through the public C API and checked exactly once the stream is done.
+// It runs on whatever device runtime the process has: the CPU emulation under
+// HOOP_DEVICE_EMULATION=1 (the DeviceEmulated tests), CUDA on a GPU (tools/gpu-check.sh).
+//
+//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random [--only NAME] [--large]
+//
+// With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS name the
+// job; with env (the default), a launcher's variables do (hooprun, mpirun, torchrun).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/half.h"
+#include "device/device_runtime.h"
+#include "hoop/hoop.h"
+#include "reference.h"
+#include "worker_support.h"
+
+namespace {
+
+using hoop::DataType;
+using hoop::RedOp;
+using hoop::test::makeExpected;
+using hoop::test::makeInput;
+
+int rank = -1;
+int nranks = 0;
+hoopComm_t comm = nullptr;
+hoop::DeviceStream stream = nullptr;
+size_t checks = 0;
+
+[[noreturn]] void die(const std::string& message) { hoop::test::failRank(rank, message); }
+
+void ok(hoopResult_t result, const std::string& what) {
+  if (result != hoopSuccess) {
+    die(what + ": " + hoopGetErrorString(result) + ": " + hoopGetLastError(comm));
+  }
+}
+
+hoop::DeviceRuntime& runtime() { return hoop::deviceRuntime(); }
+
+// Guard bytes after every buffer: a collective that writes past its end changes them.
+constexpr size_t kGuardBytes = 64;
+constexpr unsigned char kGuard = 0x5a;
+
+// A device buffer of `bytes` (plus the guard), filled from `host` (or the guard pattern).
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes, const std::vector<char>* host = nullptr) : bytes_(bytes) {
+    data_ = static_cast<char*>(runtime().allocate(bytes + kGuardBytes));
+    std::vector<char> fill(bytes + kGuardBytes, static_cast<char>(kGuard));
+    if (host != nullptr && !host->empty()) std::memcpy(fill.data(), host->data(), host->size());
+    runtime().upload(data_, fill.data(), fill.size());
+  }
+  ~DeviceBuffer() { runtime().release(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  char* data() const { return data_; }
+  // The contents (after the stream is done), and whether the guard is intact.
+  std::vector<char> read(bool* guardIntact) const {
+    std::vector<char> all(bytes_ + kGuardBytes);
+    runtime().download(all.data(), data_, all.size());
+    *guardIntact = true;
+    for (size_t i = bytes_; i < all.size(); ++i) {
+      if (static_cast<unsigned char>(all[i]) != kGuard) *guardIntact = false;
+    }
+    all.resize(bytes_);
+    return all;
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+std::string describe(const char* call, DataType t, RedOp op, size_t count, bool inPlace) {
+  return std::string(call) + " " + std::string(hoop::dataTypeName(t)) + " " +
+         std::string(hoop::redOpName(op)) + " count=" + std::to_string(count) +
+         (inPlace ? " in-place" : " out-of-place") + " on device memory";
+}
+
+// Waits for the stream, then compares `buffer`'s first expected.size() bytes (at `offset`) with
+// `expected`, element by element, and checks the guard.
+void check(const DeviceBuffer& buffer, const std::vector<char>& expected, DataType t,
+           const std::string& what, size_t offset = 0) {
+  runtime().synchronize(stream);
+  bool guardIntact = false;
+  const std::vector<char> all = buffer.read(&guardIntact);
+  if (!guardIntact) die(what + ": wrote past the end of recvbuff");
+  const size_t size = hoop::dataTypeSize(t);
+  for (size_t i = 0; i * size < expected.size(); ++i) {
+    if (std::memcmp(expected.data() + i * size, all.data() + offset + i * size, size) != 0) {
+      uint64_t want = 0;
+      uint64_t got = 0;
+      std::memcpy(&want, expected.data() + i * size, size);
+      std::memcpy(&got, all.data() + offset + i * size, size);
+      die(what + ": element " + std::to_string(i) + " expected bits " + std::to_string(want) +
+          " got " + std::to_string(got));
+    }
+  }
+  ++checks;
+}
+
+std::vector<size_t> sweepCounts(bool large) {
+  std::vector<size_t> counts = {0, 1, static_cast<size_t>(nranks + 1), 7, 13, 257, 1031, 65537};
+  if (large) counts.push_back(1000007);
+  return counts;
+}
+
+void allReduceCase(DataType t, RedOp op, size_t count, bool inPlace) {
+  const auto input = makeInput(t, op, rank, nranks, count);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size(), inPlace ? &input : nullptr);
+  const std::string what = describe("allreduce", t, op, count, inPlace);
+  ok(hoopAllReduce(inPlace ? recv.data() : send.data(), recv.data(), count,
+                   static_cast<hoopDataType_t>(t), static_cast<hoopRedOp_t>(op), comm, stream),
+     what);
+  check(recv, makeExpected(t, op, nranks, count), t, what);
+}
+
+void reduceCase(DataType t, RedOp op, size_t count, bool inPlace, int root) {
+  const auto input = makeInput(t, op, rank, nranks, count);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size(), inPlace ? &input : nullptr);
+  const std::string what =
+      describe("reduce", t, op, count, inPlace) + " root=" + std::to_string(root);
+  ok(hoopReduce(inPlace ? recv.data() : send.data(), recv.data(), count,
+                static_cast<hoopDataType_t>(t), static_cast<hoopRedOp_t>(op), root, comm, stream),
+     what);
+  if (rank == root) {
+    check(recv, makeExpected(t, op, nranks, count), t, what);
+  } else {
+    runtime().synchronize(stream);
+  }
+}
+
+void broadcastCase(DataType t, size_t count, bool inPlace, int root) {
+  const auto data = makeInput(t, RedOp::kSum, root, nranks, count);
+  const std::vector<char> mine = rank == root ? data : std::vector<char>(data.size(), 0);
+  DeviceBuffer send(mine.size(), &mine);
+  DeviceBuffer recv(data.size(), inPlace && rank == root ? &data : nullptr);
+  const std::string what =
+      describe("broadcast", t, RedOp::kSum, count, inPlace) + " root=" + std::to_string(root);
+  ok(hoopBroadcast(inPlace ? recv.data() : send.data(), recv.data(), count,
+                   static_cast<hoopDataType_t>(t), root, comm, stream),
+     what);
+  check(recv, data, t, what);
+}
+
+void allGatherCase(DataType t, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  std::vector<char> expected;
+  for (int r = 0; r < nranks; ++r) {
+    auto block = makeInput(t, RedOp::kSum, r, nranks, count, 17 * static_cast<size_t>(r));
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  const auto mine = makeInput(t, RedOp::kSum, rank, nranks, count, 17 * static_cast<size_t>(rank));
+  // In place, this rank's block already sits at its place in the output.
+  std::vector<char> start(expected.size(), 0);
+  if (!mine.empty()) std::memcpy(start.data() + rank * count * size, mine.data(), mine.size());
+  DeviceBuffer send(mine.size(), &mine);
+  DeviceBuffer recv(expected.size(), inPlace ? &start : nullptr);
+  const std::string what = describe("allgather", t, RedOp::kSum, count, inPlace);
+  ok(hoopAllGather(inPlace ? recv.data() + rank * count * size : send.data(), recv.data(), count,
+                   static_cast<hoopDataType_t>(t), comm, stream),
+     what);
+  check(recv, expected, t, what);
+}
+
+void reduceScatterCase(DataType t, RedOp op, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  const size_t total = count * static_cast<size_t>(nranks);
+  const auto input = makeInput(t, op, rank, nranks, total);
+  const auto expected = makeExpected(t, op, nranks, count, static_cast<size_t>(rank) * count);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(count * size);
+  const std::string what = describe("reducescatter", t, op, count, inPlace);
+  // In place, the result lands in this rank's block of the input.
+  char* result = inPlace ? send.data() + static_cast<size_t>(rank) * count * size : recv.data();
+  ok(hoopReduceScatter(send.data(), result, count, static_cast<hoopDataType_t>(t),
+                       static_cast<hoopRedOp_t>(op), comm, stream),
+     what);
+  if (inPlace) {
+    check(send, expected, t, what, static_cast<size_t>(rank) * count * size);
+  } else {
+    check(recv, expected, t, what);
+  }
+}
+
+int64_t allToAllValue(int source, int destination, size_t element) {
+  return (source * 7 + destination * 3 + static_cast<int64_t>(element % 53)) % 61;
+}
+
+void allToAllCase(DataType t, size_t count, bool inPlace) {
+  const size_t size = hoop::dataTypeSize(t);
+  const size_t blockBytes = count * size;
+  std::vector<char> input(blockBytes * static_cast<size_t>(nranks));
+  std::vector<char> expected(input.size());
+  for (int peer = 0; peer < nranks; ++peer) {
+    for (size_t e = 0; e < count; ++e) {
+      hoop::test::storeValue(t, allToAllValue(rank, peer, e),
+                             input.data() + peer * blockBytes + e * size);
+      hoop::test::storeValue(t, allToAllValue(peer, rank, e),
+                             expected.data() + peer * blockBytes + e * size);
+    }
+  }
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size(), inPlace ? &input : nullptr);
+  const std::string what = describe("alltoall", t, RedOp::kSum, count, inPlace);
+  ok(hoopAllToAll(inPlace ? recv.data() : send.data(), recv.data(), count,
+                  static_cast<hoopDataType_t>(t), comm, stream),
+     what);
+  check(recv, expected, t, what);
+}
+
+// Every collective, type, op, placement and count of sweepCounts: the large count with sum for
+// every type and every op for int32 and float only (its pipelining does not depend on them).
+void sweep(bool large, const std::string& only) {
+  auto wanted = [&](const char* name) { return only.empty() || only == name; };
+  for (size_t count : sweepCounts(large)) {
+    const bool big = count > 100000;
+    const size_t blockCount = big ? count / static_cast<size_t>(nranks) + 1 : count;
+    for (int ti = 0; ti < hoop::kNumDataTypes; ++ti) {
+      const auto t = static_cast<DataType>(ti);
+      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+        for (int oi = 0; oi < hoop::kNumRedOps; ++oi) {
+          const auto op = static_cast<RedOp>(oi);
+          if (big && op != RedOp::kSum && t != DataType::kInt32 && t != DataType::kFloat32) {
+            continue;
+          }
+          if (wanted("allreduce")) allReduceCase(t, op, count, inPlace != 0);
+          if (wanted("reduce")) reduceCase(t, op, count, inPlace != 0, (oi + ti) % nranks);
+          if (wanted("reducescatter")) reduceScatterCase(t, op, blockCount, inPlace != 0);
+        }
+        if (wanted("broadcast")) broadcastCase(t, count, inPlace != 0, (ti + 1) % nranks);
+        if (wanted("allgather")) allGatherCase(t, blockCount, inPlace != 0);
+        if (wanted("alltoall")) allToAllCase(t, blockCount, inPlace != 0);
+      }
+    }
+  }
+}
+
+// A ring shift in one group at several sizes (the largest spans many slots), then everyone to
+// everyone, this rank included.
+void p2p() {
+  const int next = (rank + 1) % nranks;
+  const int prev = (rank + nranks - 1) % nranks;
+  for (size_t count : {size_t{0}, size_t{1}, size_t{1000}, size_t{700001}}) {
+    const auto mine = makeInput(DataType::kInt32, RedOp::kSum, rank, nranks, count, 3);
+    DeviceBuffer send(mine.size(), &mine);
+    DeviceBuffer recv(mine.size());
+    ok(hoopGroupStart(), "group start");
+    ok(hoopSend(send.data(), count, hoopInt32, next, comm, stream), "send");
+    ok(hoopRecv(recv.data(), count, hoopInt32, prev, comm, stream), "recv");
+    const std::string what = "ring shift of " + std::to_string(count) + " on device memory";
+    ok(hoopGroupEnd(), what);
+    check(recv, makeInput(DataType::kInt32, RedOp::kSum, prev, nranks, count, 3), DataType::kInt32,
+          what);
+  }
+  const size_t count = 513;
+  const auto mine = makeInput(DataType::kFloat64, RedOp::kMax, rank, nranks, count);
+  DeviceBuffer send(mine.size(), &mine);
+  std::vector<std::unique_ptr<DeviceBuffer>> received;
+  ok(hoopGroupStart(), "group start");
+  for (int peer = 0; peer < nranks; ++peer) {
+    received.push_back(std::make_unique<DeviceBuffer>(mine.size()));
+    ok(hoopRecv(received.back()->data(), count, hoopFloat64, peer, comm, stream), "recv");
+    ok(hoopSend(send.data(), count, hoopFloat64, peer, comm, stream), "send");
+  }
+  ok(hoopGroupEnd(), "everyone to everyone on device memory");
+  for (int peer = 0; peer < nranks; ++peer) {
+    check(*received[static_cast<size_t>(peer)],
+          makeInput(DataType::kFloat64, RedOp::kMax, peer, nranks, count), DataType::kFloat64,
+          "everyone to everyone: from rank " + std::to_string(peer));
+  }
+}
+
+uint64_t fingerprint(const std::vector<char>& data) {
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : data) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return hash;
+}
+
+// Random (non-integer) floats: every rank must end with the same bits.
+void randomIdentical() {
+  std::mt19937_64 generator(4321 + static_cast<uint64_t>(rank));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBfloat16}) {
+    for (size_t count : {size_t{3}, size_t{4099}, size_t{300007}}) {
+      for (RedOp op : {RedOp::kSum, RedOp::kAvg}) {
+        const size_t size = hoop::dataTypeSize(t);
+        std::vector<char> input(count * size);
+        for (size_t i = 0; i < count; ++i) {
+          const float value = uniform(generator);
+          if (t == DataType::kFloat32) std::memcpy(input.data() + i * 4, &value, 4);
+          if (t == DataType::kFloat16) {
+            const uint16_t h = hoop::floatToHalf(value);
+            std::memcpy(input.data() + i * 2, &h, 2);
+          }
+          if (t == DataType::kBfloat16) {
+            const uint16_t b = hoop::floatToBf16(value);
+            std::memcpy(input.data() + i * 2, &b, 2);
+          }
+        }
+        DeviceBuffer send(input.size(), &input);
+        DeviceBuffer recv(input.size());
+        const std::string what = describe("allreduce(random)", t, op, count, false);
+        ok(hoopAllReduce(send.data(), recv.data(), count, static_cast<hoopDataType_t>(t),
+                         static_cast<hoopRedOp_t>(op), comm, stream),
+           what);
+        runtime().synchronize(stream);
+        bool guardIntact = false;
+        uint64_t mine = fingerprint(recv.read(&guardIntact));
+        if (!guardIntact) die(what + ": wrote past the end of recvbuff");
+        // The fingerprints travel through host memory: a check the device path cannot fool.
+        std::vector<uint64_t> all(static_cast<size_t>(nranks));
+        ok(hoopAllGather(&mine, all.data(), 1, hoopUint64, comm, nullptr), "allgather");
+        for (int r = 0; r < nranks; ++r) {
+          if (all[static_cast<size_t>(r)] != all[0]) {
+            die(what + ": rank " + std::to_string(r) + "'s result differs from rank 0's");
+          }
+        }
+        ++checks;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string init = "env";
+  std::string suite = "sweep";
+  std::string only;
+  bool large = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--init" && i + 1 < argc) {
+      init = argv[++i];
+    } else if (arg == "--suite" && i + 1 < argc) {
+      suite = argv[++i];
+    } else if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (arg == "--large") {
+      large = true;
+    } else {
+      die("unknown argument " + arg);
+    }
+  }
+  if (init == "uid") {
+    rank = std::atoi(std::getenv("HOOP_TEST_RANK"));
+    nranks = std::atoi(std::getenv("HOOP_TEST_NRANKS"));
+    ok(hoopCommInitRank(&comm, nranks, hoop::test::testUniqueId(rank), rank), "hoopCommInitRank");
+  } else if (hoopCommInitFromEnv(&comm) != hoopSuccess) {
+    die(std::string("hoopCommInitFromEnv: ") + hoopGetLastError(nullptr));
+  }
+  ok(hoopCommUserRank(comm, &rank), "rank");
+  ok(hoopCommCount(comm, &nranks), "count");
+  try {
+    stream = runtime().createStream();
+    if (suite == "sweep") {
+      sweep(large, only);
+    } else if (suite == "p2p") {
+      p2p();
+    } else if (suite == "random") {
+      randomIdentical();
+    } else {
+      die("unknown suite " + suite);
+    }
+    runtime().synchronize(stream);
+  } catch (const std::exception& e) {
+    die(std::string("device runtime: ") + e.what());
+  }
+  ok(hoopCommDestroy(comm), "hoopCommDestroy");
+  runtime().destroyStream(stream);
+  std::printf("OK rank %d: %zu checks on %s device memory\n", rank, checks, runtime().name());
+  return 0;
+}
