@@ -3,20 +3,26 @@
 // It runs on whatever device runtime the process has: the CPU emulation under
 // HOOP_DEVICE_EMULATION=1 (the DeviceEmulated tests), CUDA on a GPU (tools/gpu-check.sh).
 //
-//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random [--only NAME] [--large]
+//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random|graph|dead-peer|timeout|abort
+//                      [--only NAME] [--large]
 //
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS name the
 // job; with env (the default), a launcher's variables do (hooprun, mpirun, torchrun).
+#include <signal.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/half.h"
 #include "device/device_runtime.h"
+#include "graph_capture.h"
 #include "hoop/hoop.h"
 #include "reference.h"
 #include "worker_support.h"
@@ -332,6 +338,106 @@ void randomIdentical() {
   }
 }
 
+// Collectives captured into a graph on the stream and replayed: an allreduce and a ring shift
+// (a send/receive group), each replay on new inputs uploaded into the same buffers, every
+// result exact. One call of each before the capture sets up connections and staging, which the
+// capture cannot (it may not allocate).
+void graph() {
+  const size_t count = 70001;  // several slots' worth of pieces on the larger types
+  const size_t bytes = count * sizeof(int32_t);
+  const int next = (rank + 1) % nranks;
+  const int prev = (rank + nranks - 1) % nranks;
+  DeviceBuffer send(bytes);
+  DeviceBuffer sum(bytes);
+  DeviceBuffer shifted(bytes);
+  auto enqueueCalls = [&] {
+    ok(hoopAllReduce(send.data(), sum.data(), count, hoopInt32, hoopSum, comm, stream),
+       "allreduce on a capturing stream");
+    ok(hoopGroupStart(), "group start");
+    ok(hoopSend(send.data(), count, hoopInt32, next, comm, stream), "send");
+    ok(hoopRecv(shifted.data(), count, hoopInt32, prev, comm, stream), "recv");
+    ok(hoopGroupEnd(), "ring shift on a capturing stream");
+  };
+  enqueueCalls();
+  runtime().synchronize(stream);
+  hoop::test::beginCapture(stream);
+  enqueueCalls();
+  const std::unique_ptr<hoop::test::CapturedGraph> captured = hoop::test::endCapture(stream);
+  for (size_t replay = 0; replay < 3; ++replay) {
+    // Each replay's inputs differ (an offset into the reference pattern), so a replay that read
+    // stale data or skipped a step would not pass.
+    const auto mine = makeInput(DataType::kInt32, RedOp::kSum, rank, nranks, count, replay * 5);
+    runtime().upload(send.data(), mine.data(), mine.size());
+    captured->launch(stream);
+    const std::string what = "graph replay " + std::to_string(replay);
+    check(sum, makeExpected(DataType::kInt32, RedOp::kSum, nranks, count, replay * 5),
+          DataType::kInt32, what + ": allreduce");
+    check(shifted, makeInput(DataType::kInt32, RedOp::kSum, prev, nranks, count, replay * 5),
+          DataType::kInt32, what + ": ring shift");
+  }
+}
+
+// Rank 0 enqueues an allreduce that can never finish; the other ranks end in `how`:
+//   dead-peer: rank 1 is killed (SIGKILL) without calling it; the others never call it either;
+//   timeout: they stay alive without calling it (the job runs with a short HOOP_TIMEOUT);
+//   abort: they do not call it, and rank 0 aborts its communicator.
+// Rank 0's stream must be released every time, and the first two must say why through
+// hoopCommGetAsyncError, naming the cause.
+void stuck(const std::string& how) {
+  const size_t count = 4096;
+  const auto input = makeInput(DataType::kFloat32, RedOp::kSum, rank, nranks, count);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size());
+  // Everyone connected and ready first: the failure must hit enqueued work, not set-up.
+  ok(hoopAllReduce(send.data(), recv.data(), count, hoopFloat32, hoopSum, comm, stream),
+     "the allreduce before");
+  runtime().synchronize(stream);
+  if (rank != 0) {
+    if (how == "dead-peer" && rank == 1) raise(SIGKILL);
+    // Alive, but never making the call rank 0 waits in, until rank 0 is done with it.
+    std::this_thread::sleep_for(std::chrono::seconds(how == "timeout" ? 8 : 4));
+    hoopCommAbort(comm);
+    comm = nullptr;
+    return;
+  }
+  ok(hoopAllReduce(send.data(), recv.data(), count, hoopFloat32, hoopSum, comm, stream),
+     "the allreduce that cannot finish");
+  const auto start = std::chrono::steady_clock::now();
+  if (how == "abort") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ok(hoopCommAbort(comm), "hoopCommAbort");
+    comm = nullptr;
+    runtime().synchronize(stream);
+  } else {
+    runtime().synchronize(stream);
+    hoopResult_t asyncError = hoopSuccess;
+    ok(hoopCommGetAsyncError(comm, &asyncError), "hoopCommGetAsyncError");
+    const std::string message = hoopGetLastError(comm);
+    const hoopResult_t expected = how == "timeout" ? hoopTimeout : hoopRemoteError;
+    if (asyncError != expected) {
+      die("the released stream's communicator reports " +
+          std::string(hoopGetErrorString(asyncError)) + " (" + message + "), expected " +
+          hoopGetErrorString(expected));
+    }
+    const std::string cause = how == "timeout" ? "HOOP_TIMEOUT" : "rank 1";
+    if (message.find(cause) == std::string::npos ||
+        message.find("allreduce") == std::string::npos) {
+      die("the error does not name the operation and '" + cause + "': " + message);
+    }
+    // The communicator failed: the next call says so instead of enqueueing more.
+    if (hoopAllReduce(send.data(), recv.data(), count, hoopFloat32, hoopSum, comm, stream) ==
+        hoopSuccess) {
+      die("a call on a failed communicator was accepted");
+    }
+    hoopCommAbort(comm);
+    comm = nullptr;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("released after %.1f s\n", seconds);
+  ++checks;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -370,6 +476,10 @@ int main(int argc, char** argv) {
       p2p();
     } else if (suite == "random") {
       randomIdentical();
+    } else if (suite == "graph") {
+      graph();
+    } else if (suite == "dead-peer" || suite == "timeout" || suite == "abort") {
+      stuck(suite);
     } else {
       die("unknown suite " + suite);
     }
@@ -377,7 +487,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     die(std::string("device runtime: ") + e.what());
   }
-  ok(hoopCommDestroy(comm), "hoopCommDestroy");
+  if (comm != nullptr) ok(hoopCommDestroy(comm), "hoopCommDestroy");
   runtime().destroyStream(stream);
   std::printf("OK rank %d: %zu checks on %s device memory\n", rank, checks, runtime().name());
   return 0;
