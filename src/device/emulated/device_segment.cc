@@ -27,7 +27,7 @@ std::string freshName() {
   static std::atomic<uint64_t> next{0};
   const Secret random = Secret::random();
   char name[kMaxSegmentName + 1];
-  int length = std::snprintf(name, sizeof(name), "/hoop-emu-%d-%llx-", static_cast<int>(getpid()),
+  int length = std::snprintf(name, sizeof(name), "/hoopemu-%d-%llx-", static_cast<int>(getpid()),
                              static_cast<unsigned long long>(next.fetch_add(1)));
   if (length < 0 || static_cast<size_t>(length) + 16 > kMaxSegmentName) {
     fail(hoopInternalError, "emulated device memory: segment name too long");

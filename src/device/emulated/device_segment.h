@@ -29,8 +29,9 @@ class DeviceSegment {
   ~DeviceSegment() { unlink(); }
 
   // A new zero-filled segment of at least `bytes` (> 0) under a fresh name
-  // "/hoop-emu-<pid>-<n>-<16 hex>" (O_EXCL, mode 0600), mapped page-aligned. The mapping covers
-  // whole pages; `bytes` is what the allocation promised.
+  // "/hoopemu-<pid>-<n>-<16 hex>" (not "hoop-": the host transport's segments, which leak checks
+  // look for) (O_EXCL, mode 0600), mapped page-aligned. The mapping covers whole pages; `bytes` is
+  // what the allocation promised.
   static DeviceSegment create(size_t bytes);
   // Maps the segment another process created as `name` with `bytes` bytes; it must still be that
   // long (a name reused for something smaller would fault on access, so it is refused here).

@@ -18,7 +18,7 @@ constexpr size_t kBytesAt = 12;
 constexpr size_t kNameAt = 20;
 static_assert(kNameAt + kMaxSegmentName <= kDeviceIpcBytes);
 
-constexpr const char* kNamePrefix = "/hoop-emu-";
+constexpr const char* kNamePrefix = "/hoopemu-";
 
 [[noreturn]] void refuse(const char* why) {
   fail(hoopInvalidArgument, "not an emulated device IPC handle (", why,

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,10 +21,17 @@ namespace {
 const Env kEmulated = {{"HOOP_DEVICE_EMULATION", "1"}};
 
 class DeviceEmulated : public ::testing::TestWithParam<int> {};
+class DeviceEmulatedSweep : public ::testing::TestWithParam<int> {};
 
-TEST_P(DeviceEmulated, SweepEveryCollectiveDtypeOpAndCount) {
-  expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "sweep", "--large"}, kEmulated, 600));
+// The million-element count at 2, 3 and 4 ranks; 8 ranks on the CI's two cores take minutes for
+// it and exercise no other piece of the path.
+TEST_P(DeviceEmulatedSweep, EveryCollectiveDtypeOpAndCount) {
+  std::vector<std::string> args = {"--suite", "sweep"};
+  if (GetParam() <= 4) args.push_back("--large");
+  expectAllPassed(runWithUniqueId(GetParam(), args, kEmulated, 600));
 }
+
+INSTANTIATE_TEST_SUITE_P(Ranks, DeviceEmulatedSweep, ::testing::Values(2, 3, 4, 8));
 
 TEST_P(DeviceEmulated, SendRecvGroups) {
   expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "p2p"}, kEmulated));
@@ -28,6 +39,10 @@ TEST_P(DeviceEmulated, SendRecvGroups) {
 
 TEST_P(DeviceEmulated, RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank) {
   expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "random"}, kEmulated));
+}
+
+TEST_P(DeviceEmulated, CollectivesCapturedInAGraphReplayExactly) {
+  expectAllPassed(runWithUniqueId(GetParam(), {"--suite", "graph"}, kEmulated));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DeviceEmulated, ::testing::Values(1, 2, 3, 4, 8));
@@ -43,8 +58,20 @@ void expectRankZeroReleased(const std::vector<ProcessResult>& results) {
   EXPECT_NE(results[0].output.find("OK rank 0"), std::string::npos) << results[0].output;
 }
 
+// The emulated device memory of a process killed with SIGKILL keeps its names in /dev/shm (a
+// GPU's memory goes with the process): removed here, as the emulation exists for tests only.
+void removeEmulatedSegmentsOfDeadProcesses() {
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    const std::string name = entry.path().filename();
+    if (name.rfind("hoopemu-", 0) != 0) continue;
+    const int pid = std::atoi(name.c_str() + std::strlen("hoopemu-"));
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path());
+  }
+}
+
 TEST(DeviceEmulatedFailure, AKilledPeerReleasesTheWaitAndIsNamed) {
   const auto results = stuckJob("dead-peer");
+  removeEmulatedSegmentsOfDeadProcesses();
   expectRankZeroReleased(results);
   EXPECT_EQ(results[1].status, 128 + SIGKILL) << results[1].output;
 }
