@@ -63,6 +63,7 @@ DeviceTeam::~DeviceTeam() {
         "connections' memory is left allocated");
     for (auto& connection : connections_) static_cast<void>(connection.release());
   }
+  watch_.stop();
   connections_.clear();
   if (lastCallDone_ != nullptr) runtime_.destroyEvent(lastCallDone_);
 }

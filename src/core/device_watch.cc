@@ -20,6 +20,9 @@ constexpr auto kBusyPeriod = std::chrono::milliseconds(2);
 constexpr auto kIdlePeriod = std::chrono::milliseconds(200);
 // The descriptions of outstanding calls kept for messages: the oldest matter.
 constexpr size_t kMostDescriptions = 256;
+// A peer that exited is only this rank's failure once its streams stop moving: a peer may
+// rightly finish and exit while this rank's last work, which no longer needs it, still runs.
+constexpr auto kDeadPeerStall = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -36,13 +39,19 @@ DeviceWatch::DeviceWatch(DeviceRuntime& runtime, std::chrono::milliseconds timeo
 }
 
 DeviceWatch::~DeviceWatch() {
+  stop();
+  runtime_.unmapHost(counterPage_.get());
+}
+
+void DeviceWatch::stop() {
   {
     std::lock_guard lock(mutex_);
+    if (stopping_) return;
     stopping_ = true;
+    flags_.clear();
   }
   wake_.notify_all();
   thread_.join();
-  runtime_.unmapHost(counterPage_.get());
 }
 
 uint64_t DeviceWatch::finished() const {
@@ -137,7 +146,8 @@ void DeviceWatch::run() {
     const std::string waiting =
         pending_.empty() ? std::string("a call on device memory") : pending_.front().second;
     std::optional<Error> found;
-    for (const Peer& peer : peers_) {
+    const bool stalled = Clock::now() - lastProgress > kDeadPeerStall;
+    for (const Peer& peer : stalled ? peers_ : std::vector<Peer>{}) {
       if (kill(peer.pid, 0) != 0 && errno == ESRCH) {
         found = Error(hoopRemoteError, str(self_, ": ", peer.name, " exited while ", waiting,
                                            " was enqueued on device memory; its waits were "

@@ -51,6 +51,8 @@ class DeviceWatch {
   bool waitUntilDrained(std::chrono::milliseconds limit) const;
   // Releases every wait until the streams have drained, or `limit` passed; true when drained.
   bool releaseUntilDrained(std::chrono::milliseconds limit);
+  // Ends the watch and forgets the flags: before the connections that own them go.
+  void stop();
 
  private:
   void run();
