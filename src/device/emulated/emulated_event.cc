@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "base/error.h"
 
@@ -28,7 +29,7 @@ StreamOperation EmulatedEvent::record() {
   auto record = std::make_shared<Record>();
   {
     std::lock_guard lock(mutex_);
-    latest_ = record;
+    latest_ = {.record = record};
   }
   return [record] {
     record->done.store(1, std::memory_order_release);
@@ -36,15 +37,20 @@ StreamOperation EmulatedEvent::record() {
   };
 }
 
-StreamOperation EmulatedEvent::waitForLatest() {
-  std::shared_ptr<Record> record;
-  {
-    std::lock_guard lock(mutex_);
-    record = latest_;
-  }
+void EmulatedEvent::recordCaptured(std::shared_ptr<Capture> capture, size_t signal) {
+  std::lock_guard lock(mutex_);
+  latest_ = {.capture = std::move(capture), .signal = signal};
+}
+
+EmulatedEvent::Latest EmulatedEvent::latest() {
+  std::lock_guard lock(mutex_);
+  return latest_;
+}
+
+StreamOperation EmulatedEvent::waitFor(std::shared_ptr<Record> record) {
   if (!record) return [] {};
   // atomic::wait sleeps in the kernel (a futex) until the recording stream's notify.
-  return [record] {
+  return [record = std::move(record)] {
     while (record->done.load(std::memory_order_acquire) == 0) {
       record->done.wait(0, std::memory_order_acquire);
     }

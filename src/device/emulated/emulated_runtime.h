@@ -11,8 +11,12 @@
 //   - importMemory refuses a handle this process exported (hoopInvalidUsage), as CUDA does, and a
 //   `bytes` larger than the export (hoopInvalidArgument); each import is its own mapping.
 //   - mapHost returns the host address itself: the "device" addresses host memory directly.
-//   - An event recorded inside a graph capture names the record made at capture time; replays do
-//     not make new records (capture is of one stream; cross-stream capture is not emulated).
+//   - Graph capture follows CUDA's multi-stream rules (emulated_graph.h): a stream that waits on
+//     an event recorded in a capture joins it. An event recorded inside a capture is a signal of
+//     the graph: replays signal their own copy, never the event, and waiting on it once the
+//     capture has ended is hoopInvalidUsage. A capturing stream waiting on an event recorded
+//     outside the capture is hoopInvalidUsage too (CUDA accepts it as an external dependency in
+//     some modes).
 #pragma once
 
 #include "device/device_runtime.h"

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "device/emulated/emulated_capture.h"
 
 namespace hoop::emulated {
 
@@ -24,7 +25,15 @@ struct EmulatedStream::State {
   int waiters = 0;         // threads in synchronize(): the worker notifies only when there are any
   bool closed = false;     // the handle is gone: exit once the queue is empty
   std::optional<Error> error;
-  std::optional<std::vector<StreamOperation>> capture;
+  // The capture the stream was last in; it has left it once the capture has ended (a joined
+  // stream is not told: it finds out here, as the capture ends on another stream).
+  std::optional<Membership> capture;
+
+  // The capture the stream is in now; forgets an ended one. mutex held.
+  std::optional<Membership>& liveCapture() {
+    if (capture && capture->capture->ended()) capture.reset();
+    return capture;
+  }
 };
 
 namespace {
@@ -95,6 +104,11 @@ void EmulatedStream::destroy(DeviceStream stream) noexcept {
   {
     std::lock_guard lock(handle->state_->mutex);
     handle->state_->closed = true;
+    // A capture without its origin can never end: its joined streams leave it now. A joined
+    // stream going away leaves its branch behind, for endCapture to judge.
+    if (auto& capture = handle->state_->liveCapture(); capture && capture->branch == 0) {
+      capture->capture->abandon();
+    }
     handle->state_->capture.reset();
   }
   handle->state_->work.notify_one();
@@ -104,10 +118,11 @@ void EmulatedStream::destroy(DeviceStream stream) noexcept {
 void EmulatedStream::enqueue(StreamOperation operation) {
   {
     std::lock_guard lock(state_->mutex);
-    if (state_->capture) {
-      state_->capture->push_back(std::move(operation));
+    if (auto& capture = state_->liveCapture();
+        capture && capture->capture->append(capture->branch, std::move(operation))) {
       return;
     }
+    // append() leaves `operation` alone when the capture has just ended.
     state_->queue.push_back(std::move(operation));
     ++state_->enqueued;
   }
@@ -116,7 +131,7 @@ void EmulatedStream::enqueue(StreamOperation operation) {
 
 void EmulatedStream::synchronize() {
   std::unique_lock lock(state_->mutex);
-  if (state_->capture) {
+  if (state_->liveCapture()) {
     fail(hoopInvalidUsage, "synchronize on an emulated stream that is being captured into a graph");
   }
   const uint64_t target = state_->enqueued;
@@ -128,21 +143,42 @@ void EmulatedStream::synchronize() {
 
 void EmulatedStream::beginCapture() {
   std::lock_guard lock(state_->mutex);
-  if (state_->capture) fail(hoopInvalidUsage, "beginCapture: the stream is already capturing");
-  state_->capture.emplace();
+  if (state_->liveCapture())
+    fail(hoopInvalidUsage, "beginCapture: the stream is already capturing");
+  state_->capture = Membership{.capture = std::make_shared<Capture>(), .branch = 0};
 }
 
-std::vector<StreamOperation> EmulatedStream::endCapture() {
-  std::lock_guard lock(state_->mutex);
-  if (!state_->capture) fail(hoopInvalidUsage, "endCapture: the stream is not capturing");
-  std::vector<StreamOperation> operations = std::move(*state_->capture);
-  state_->capture.reset();
-  return operations;
+CapturedGraph EmulatedStream::endCapture() {
+  std::shared_ptr<Capture> capture;
+  {
+    std::lock_guard lock(state_->mutex);
+    auto& live = state_->liveCapture();
+    if (!live) fail(hoopInvalidUsage, "endCapture: the stream is not capturing");
+    if (live->branch != 0) {
+      fail(hoopInvalidUsage,
+           "endCapture: the stream joined another stream's capture; end it on the stream that "
+           "began it");
+    }
+    capture = std::move(live->capture);
+    live.reset();
+  }
+  // The stream has left the capture even when finish() refuses it (an unjoined branch).
+  return capture->finish();
 }
 
-bool EmulatedStream::capturing() const {
+void EmulatedStream::join(const std::shared_ptr<Capture>& capture, size_t signal) {
   std::lock_guard lock(state_->mutex);
-  return state_->capture.has_value();
+  if (state_->liveCapture()) {
+    fail(hoopInvalidUsage,
+         "streamWaitEvent: the stream is capturing, and the event was recorded in another graph "
+         "capture");
+  }
+  state_->capture = Membership{.capture = capture, .branch = capture->addBranch(signal)};
+}
+
+std::optional<EmulatedStream::Membership> EmulatedStream::membership() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->liveCapture();
 }
 
 }  // namespace hoop::emulated

@@ -11,10 +11,11 @@
 // behind until the process exits; it touches only its own state and the operations' memory.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
-#include <vector>
 
 #include "device/device_runtime.h"
 
@@ -22,6 +23,9 @@ namespace hoop::emulated {
 
 // One stream-ordered operation. Copyable, so a captured graph can be replayed many times.
 using StreamOperation = std::function<void()>;
+
+class Capture;
+struct CapturedGraph;
 
 class EmulatedStream {
  public:
@@ -40,10 +44,24 @@ class EmulatedStream {
   // hoopInvalidUsage while capturing (CUDA forbids it too: it would never return).
   void synchronize();
 
-  // Graph capture (emulated_graph.h): between the two, enqueue() records instead of queueing.
+  // Graph capture (emulated_graph.h, emulated_capture.h). While the stream is in a capture,
+  // enqueue() records into its branch instead of queueing. It is in one from beginCapture (as the
+  // origin, branch 0) or from joining another stream's capture, until that capture ends.
+  struct Membership {
+    std::shared_ptr<Capture> capture = nullptr;
+    size_t branch = 0;
+  };
+  // hoopInvalidUsage when the stream is already in a capture.
   void beginCapture();
-  std::vector<StreamOperation> endCapture();
-  bool capturing() const;
+  // Ends the capture this stream began: the stream and every stream that joined it leave it.
+  // hoopInvalidUsage when the stream is in no capture, or joined one rather than began it.
+  CapturedGraph endCapture();
+  // Joins `capture` as a new branch that starts after `signal`; hoopInvalidUsage when the stream
+  // is in another capture (CUDA does not merge two captures).
+  void join(const std::shared_ptr<Capture>& capture, size_t signal);
+  // The capture the stream is in, if any.
+  std::optional<Membership> membership() const;
+  bool capturing() const { return membership().has_value(); }
 
   struct State;
 
