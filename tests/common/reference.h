@@ -126,4 +126,38 @@ inline std::vector<char> makeExpected(DataType t, RedOp op, int nranks, size_t c
   return data;
 }
 
+// An alltoall's data for `rank`: its input (block j goes to rank j) and what it must receive
+// (block j from rank j). Values name (source, destination, element) and stay small integers,
+// exact in every type.
+struct AllToAllData {
+  std::vector<char> input;
+  std::vector<char> expected;
+};
+
+inline int64_t allToAllValue(int source, int destination, size_t element) {
+  return (source * 7 + destination * 3 + static_cast<int64_t>(element % 53)) % 61;
+}
+
+inline AllToAllData makeAllToAll(DataType t, int rank, int nranks, size_t count) {
+  const size_t size = dataTypeSize(t);
+  const size_t blockBytes = count * size;
+  AllToAllData data{std::vector<char>(blockBytes * static_cast<size_t>(nranks)), {}};
+  data.expected.resize(data.input.size());
+  for (int peer = 0; peer < nranks; ++peer) {
+    for (size_t e = 0; e < count; ++e) {
+      storeValue(t, allToAllValue(rank, peer, e), data.input.data() + peer * blockBytes + e * size);
+      storeValue(t, allToAllValue(peer, rank, e),
+                 data.expected.data() + peer * blockBytes + e * size);
+    }
+  }
+  return data;
+}
+
+// FNV-1a over the bytes: results compared across ranks by a word each.
+inline uint64_t fingerprint(const std::vector<char>& data) {
+  uint64_t hash = 1469598103934665603ull;
+  for (char c : data) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return hash;
+}
+
 }  // namespace hoop::test

@@ -166,25 +166,8 @@ void reduceScatterCase(DataType t, RedOp op, size_t count, bool inPlace) {
   if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
 }
 
-// Block j of rank r's input goes to rank j; values name (source, destination, element) and stay
-// small integers, exact in every type.
-int64_t allToAllValue(int source, int destination, size_t element) {
-  return (source * 7 + destination * 3 + static_cast<int64_t>(element % 53)) % 61;
-}
-
 void allToAllCase(DataType t, size_t count, bool inPlace) {
-  const size_t size = hoop::dataTypeSize(t);
-  const size_t blockBytes = count * size;
-  std::vector<char> input(blockBytes * static_cast<size_t>(nranks));
-  std::vector<char> expected(input.size());
-  for (int peer = 0; peer < nranks; ++peer) {
-    for (size_t e = 0; e < count; ++e) {
-      hoop::test::storeValue(t, allToAllValue(rank, peer, e),
-                             input.data() + peer * blockBytes + e * size);
-      hoop::test::storeValue(t, allToAllValue(peer, rank, e),
-                             expected.data() + peer * blockBytes + e * size);
-    }
-  }
+  const auto [input, expected] = hoop::test::makeAllToAll(t, rank, nranks, count);
   std::vector<char> output(input.size() + 1, 0x5a);
   if (inPlace && !input.empty()) std::memcpy(output.data(), input.data(), input.size());
   std::string what = describe("alltoall", t, RedOp::kSum, count, inPlace);
@@ -224,12 +207,6 @@ void sweep(bool large, const std::string& only) {
   }
 }
 
-uint64_t fingerprint(const std::vector<char>& data) {
-  uint64_t hash = 1469598103934665603ull;
-  for (char c : data) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return hash;
-}
-
 // Random (non-integer) floats: every rank must end with the same bits.
 void randomIdentical() {
   std::mt19937_64 generator(1234 + static_cast<uint64_t>(rank));
@@ -262,7 +239,7 @@ void randomIdentical() {
         ok(hoopAllReduce(input.data(), output.data(), count, static_cast<hoopDataType_t>(t),
                          static_cast<hoopRedOp_t>(op), comm, nullptr),
            what);
-        uint64_t mine = fingerprint(output);
+        uint64_t mine = hoop::test::fingerprint(output);
         std::vector<uint64_t> all(static_cast<size_t>(nranks));
         ok(hoopAllGather(&mine, all.data(), 1, hoopUint64, comm, nullptr), "allgather");
         for (int r = 0; r < nranks; ++r) {

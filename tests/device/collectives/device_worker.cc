@@ -199,23 +199,8 @@ void reduceScatterCase(DataType t, RedOp op, size_t count, bool inPlace) {
   }
 }
 
-int64_t allToAllValue(int source, int destination, size_t element) {
-  return (source * 7 + destination * 3 + static_cast<int64_t>(element % 53)) % 61;
-}
-
 void allToAllCase(DataType t, size_t count, bool inPlace) {
-  const size_t size = hoop::dataTypeSize(t);
-  const size_t blockBytes = count * size;
-  std::vector<char> input(blockBytes * static_cast<size_t>(nranks));
-  std::vector<char> expected(input.size());
-  for (int peer = 0; peer < nranks; ++peer) {
-    for (size_t e = 0; e < count; ++e) {
-      hoop::test::storeValue(t, allToAllValue(rank, peer, e),
-                             input.data() + peer * blockBytes + e * size);
-      hoop::test::storeValue(t, allToAllValue(peer, rank, e),
-                             expected.data() + peer * blockBytes + e * size);
-    }
-  }
+  const auto [input, expected] = hoop::test::makeAllToAll(t, rank, nranks, count);
   DeviceBuffer send(input.size(), &input);
   DeviceBuffer recv(input.size(), inPlace ? &input : nullptr);
   const std::string what = describe("alltoall", t, RedOp::kSum, count, inPlace);
@@ -287,12 +272,6 @@ void p2p() {
   }
 }
 
-uint64_t fingerprint(const std::vector<char>& data) {
-  uint64_t hash = 1469598103934665603ull;
-  for (char c : data) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return hash;
-}
-
 // Random (non-integer) floats: every rank must end with the same bits.
 void randomIdentical() {
   std::mt19937_64 generator(4321 + static_cast<uint64_t>(rank));
@@ -322,7 +301,7 @@ void randomIdentical() {
            what);
         runtime().synchronize(stream);
         bool guardIntact = false;
-        uint64_t mine = fingerprint(recv.read(&guardIntact));
+        uint64_t mine = hoop::test::fingerprint(recv.read(&guardIntact));
         if (!guardIntact) die(what + ": wrote past the end of recvbuff");
         // The fingerprints travel through host memory: a check the device path cannot fool.
         std::vector<uint64_t> all(static_cast<size_t>(nranks));
