@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: configure hoop with CUDA on, build the CUDA tests
 # and hoop-cuda-bench, run them (each test in a process of its own, as ctest does: a process that
-# initialised CUDA cannot use it in a forked child, which the IPC test needs), run a short
-# compute-sanitizer pass where the tool is installed, and print a short table last.
+# initialised CUDA cannot use it in a forked child, which the IPC test needs), run the device
+# collectives across ranks on the one GPU (hoop_device_worker under hooprun: sweep at 2, 3, 4 and
+# 8 ranks, p2p and random at 4), a short compute-sanitizer pass where the tool is installed (the
+# kernel sweep, then a 2-rank device allreduce), hoop-perf on device buffers at 2 and 4 ranks, and
+# print a short table last.
 #
 #   tools/gpu-check.sh                       build here (build-gpu/) and run, sizes 1 MiB .. 1 GiB
 #   tools/gpu-check.sh --pack DIR            build here, no GPU needed: copy the stripped GPU test
@@ -15,6 +18,8 @@
 #   HOOP_GPU_BENCH_ARGS="--max-mib 256 --iters 10" tools/gpu-check.sh
 #   HOOP_GPU_LOG_DIR=DIR       where --packed writes its logs (default DIR/logs)
 #   HOOP_GPU_SANITIZER_SECONDS=N    the limit on each compute-sanitizer run (default 240)
+#   HOOP_GPU_RUN_SECONDS=N     the limit on each device sweep and hoop-perf run (default 180)
+#   HOOP_GPU_BUILD_JOBS=N      parallel build jobs (default: every core)
 #
 # Installs nothing: a missing tool or library stops it at once, named.
 set -euo pipefail
@@ -36,6 +41,9 @@ build_dir=build-gpu
 archs="${HOOP_CUDA_ARCHITECTURES:-80-real;90-real;90-virtual}"
 bench_args="${HOOP_GPU_BENCH_ARGS:-}"
 test_programs=(hoop_cuda_host_test hoop_cuda_gpu_test hoop_cuda_runtime_test)
+# Run by hooprun, several ranks on the one GPU: the device collectives and hoop-perf.
+rank_programs=(hoop_device_worker hooprun hoop-perf)
+build_jobs="${HOOP_GPU_BUILD_JOBS:-$(nproc)}"
 
 missing() {
   echo "gpu-check: missing $1" >&2
@@ -70,7 +78,8 @@ build_programs() {
     echo "gpu-check: configure failed ($build_dir/gpu-check/configure.log)"
     exit 1
   }
-  cmake --build "$build_dir" -j "$(nproc)" --target "${test_programs[@]}" hoop-cuda-bench \
+  cmake --build "$build_dir" -j "$build_jobs" \
+    --target "${test_programs[@]}" hoop-cuda-bench "${rank_programs[@]}" \
     >"$build_dir/gpu-check/build.log" 2>&1 || {
     tail -40 "$build_dir/gpu-check/build.log"
     echo "gpu-check: build failed ($build_dir/gpu-check/build.log)"
@@ -83,7 +92,8 @@ build_programs() {
 # Where a built program lies in build-gpu/.
 built_program() {
   case "$1" in
-    hoop-cuda-bench) echo "$build_dir/bin/$1" ;;
+    hoop-cuda-bench | hooprun | hoop-perf) echo "$build_dir/bin/$1" ;;
+    hoop_device_worker) echo "$build_dir/tests/device/collectives/$1" ;;
     *) echo "$build_dir/tests/device/cuda/$1" ;;
   esac
 }
@@ -91,7 +101,7 @@ built_program() {
 if [ "$mode" = pack ]; then
   build_programs
   mkdir -p "$pack_dir"
-  for program in "${test_programs[@]}" hoop-cuda-bench; do
+  for program in "${test_programs[@]}" hoop-cuda-bench "${rank_programs[@]}"; do
     strip --strip-debug -o "$pack_dir/$program" "$(built_program "$program")"
     # hwloc and what it needs, which a GPU machine's image may lack.
     tools/bundle-libs.sh "$pack_dir/lib" "$(built_program "$program")"
@@ -99,6 +109,10 @@ if [ "$mode" = pack ]; then
   printf 'packed by tools/gpu-check.sh on %s, %s, architectures %s\n' "$(hostname)" \
     "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$archs" >"$pack_dir/PACKED"
   du -sh "$pack_dir"
+  # The device machine takes 64 MiB of working tree in all.
+  pack_kib=$(du -sk "$pack_dir" | cut -f1)
+  [ "$pack_kib" -le $((60 * 1024)) ] ||
+    echo "gpu-check: warning: $pack_dir is ${pack_kib} KiB, near or over a 64 MiB carry limit" >&2
   echo "gpu-check: packed into $pack_dir; on the GPU machine: tools/gpu-check.sh --packed $pack_dir"
   exit 0
 fi
@@ -163,6 +177,44 @@ for program in "${test_programs[@]}"; do
 done
 echo "gpu-check: tests: $passed passed, $failed failed, $skipped skipped (log: $log_dir/tests.log)"
 
+# ---- Device collectives: ranks of hooprun sharing the one GPU, every result checked. ----
+# Each run is one line of the summary: its exit status says whether every rank's checks passed.
+# HOOP_DEVICE_EMULATION stays unset: this is the real device path, CUDA IPC and stream flags.
+run_limit="${HOOP_GPU_RUN_SECONDS:-180}"
+hooprun_path="$(program_path hooprun)"
+worker_path="$(program_path hoop_device_worker)"
+perf_path="$(program_path hoop-perf)"
+device_rows=()
+device_failed=0
+# run_ranks NAME NP ARGS...: hooprun -np NP ARGS... under the limit, logged to NAME.log.
+run_ranks() {
+  local name=$1 np=$2 status result
+  shift 2
+  set +e
+  timeout "$run_limit" "$hooprun_path" -np "$np" "$@" >"$log_dir/$name.log" 2>&1
+  status=$?
+  set -e
+  case $status in
+    0) result="pass ($(grep -c '^\(\[[0-9]*\] \)\?OK rank' "$log_dir/$name.log" || true) ranks OK)" ;;
+    124) result="FAIL: not finished within ${run_limit} s" ;;
+    *) result="FAIL: exit status $status" ;;
+  esac
+  if [ $status -ne 0 ]; then
+    device_failed=$((device_failed + 1))
+    tail -20 "$log_dir/$name.log"
+  fi
+  echo "gpu-check: $name: $result ($log_dir/$name.log)"
+  device_rows+=("$name|$result")
+}
+unset HOOP_DEVICE_EMULATION
+for np in 2 3 4 8; do
+  large=()
+  if [ "$np" = 2 ] || [ "$np" = 4 ]; then large=(--large); fi
+  run_ranks "device sweep ${np} ranks" "$np" "$worker_path" --suite sweep "${large[@]}"
+done
+run_ranks "device p2p 4 ranks" 4 "$worker_path" --suite p2p
+run_ranks "device random 4 ranks" 4 "$worker_path" --suite random
+
 # ---- compute-sanitizer, where installed: memcheck over a short part of the kernel sweep. ----
 sanitizer_line="compute-sanitizer not found: not run"
 sanitizer_tool="$(command -v compute-sanitizer || true)"
@@ -194,6 +246,29 @@ if [ -n "$sanitizer_tool" ]; then
     sanitizer_results="$sanitizer_results${sanitizer_results:+, }$tool $result"
   done
   sanitizer_line="short kernel sweep: $sanitizer_results"
+  # The device collectives under the sanitizer: each of 2 ranks is its own compute-sanitizer
+  # process (hooprun starts `prog args...`, and the tool follows no launcher's children well).
+  device_results=""
+  for tool in memcheck racecheck; do
+    set +e
+    timeout "$sanitizer_limit" "$hooprun_path" -np 2 "$sanitizer_tool" --tool "$tool" \
+      --error-exitcode 9 "$worker_path" --suite sweep --only allreduce \
+      >"$log_dir/device-$tool.log" 2>&1
+    status=$?
+    set -e
+    case $status in
+      0) result=clean ;;
+      124) result="not finished within ${sanitizer_limit} s" ;;
+      *) result="ERRORS (exit status $status)" ;;
+    esac
+    if [ $status -ne 0 ]; then
+      sanitizer_failed=1
+      tail -5 "$log_dir/device-$tool.log"
+      echo "gpu-check: compute-sanitizer $tool on device ranks: $result ($log_dir/device-$tool.log)"
+    fi
+    device_results="$device_results${device_results:+, }$tool $result"
+  done
+  sanitizer_line="$sanitizer_line; 2-rank device allreduce: $device_results"
 fi
 
 # ---- Bench. ----
@@ -203,6 +278,37 @@ set +e
 bench_status=${PIPESTATUS[0]}
 set -e
 last_row="$(grep -E '^ +[0-9]+ ' "$log_dir/bench.log" | tail -1 || true)"
+
+# ---- hoop-perf on device buffers, 2 and 4 ranks on the GPU, every result checked. ----
+# Beside the memcpy D2D figure above (hoop-cuda-bench's cudaMemcpyAsync): what one GPU's memory
+# gives, against which ranks sharing it are read.
+perf_rows=()
+for np in 2 4; do
+  name="hoop-perf allreduce ${np} ranks"
+  log="$log_dir/hoop-perf-np$np.log"
+  set +e
+  timeout "$run_limit" "$hooprun_path" -np "$np" "$perf_path" allreduce --memory device \
+    -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 >"$log" 2>&1
+  status=$?
+  set -e
+  # The rows as rank 0 printed them (hooprun tags each line "[0] ").
+  sed -n 's/^\[0\] //p' "$log" | grep -v '^#' | grep -E '^ +[0-9]+ ' || true
+  # Columns: size count type redop root time algbw busbw #wrong (out-of-place first).
+  small="$(sed -n 's/^\[0\] //p' "$log" | awk '$1 == 8 {print $6 " us"; exit}')"
+  # -f 4 from 8 B steps over 1 GiB (512 MiB, then 2 GiB): the largest row stands for it.
+  big="$(sed -n 's/^\[0\] //p' "$log" | grep -E '^ +[0-9]+ ' |
+    awk 'END {if (NR) print $1 " B " $8 " GB/s busbw"}')"
+  wrong="$(sed -n 's/^\[0\] //p' "$log" | sed -n 's/^# Out of bounds values : //p' | head -1)"
+  if [ $status -ne 0 ]; then
+    device_failed=$((device_failed + 1))
+    tail -10 "$log"
+    result="FAIL: exit status $status"
+  else
+    result="8 B ${small:-?}, largest ${big:-?}, wrong: ${wrong:-?}"
+  fi
+  echo "gpu-check: $name: $result ($log)"
+  perf_rows+=("$name|$result")
+done
 
 # ---- Summary, last. ----
 echo
@@ -222,7 +328,10 @@ if [ -n "$last_row" ]; then
 else
   printf '%-22s %s\n' "bench" "no numbers (exit status $bench_status; log: $log_dir/bench.log)"
 fi
-if [ "$failed" != 0 ] || [ "$bench_status" != 0 ] || [ "$passed" = 0 ] || [ "$sanitizer_failed" != 0 ]; then
+for row in "${device_rows[@]}" "${perf_rows[@]}"; do
+  printf '%-27s %s\n' "${row%%|*}" "${row#*|}"
+done
+if [ "$failed" != 0 ] || [ "$device_failed" != 0 ] || [ "$bench_status" != 0 ] || [ "$passed" = 0 ] || [ "$sanitizer_failed" != 0 ]; then
   echo "gpu-check: NOT OK"
   exit 1
 fi

@@ -5,8 +5,9 @@
 namespace hoop::perf {
 namespace {
 
-constexpr std::string_view kRowColumns[] = {"collective", "algorithm", "transport", "size_bytes",
-                                            "count",      "type",      "redop",     "root"};
+constexpr std::string_view kRowColumns[] = {"collective", "algorithm",  "transport",
+                                            "memory",     "size_bytes", "count",
+                                            "type",       "redop",      "root"};
 // Each placement's columns, after its prefix "oop_" (out-of-place) or "ip_" (in-place).
 constexpr std::string_view kPlacementColumns[] = {"time_us",   "algbw_gbs", "busbw_gbs", "wrong",
                                                   "median_us", "p99_us",    "min_us",    "max_us"};
@@ -58,6 +59,7 @@ std::string csvRow(const RowResult& row) {
   std::string line = csvField(collectiveName(row.collective));
   line += "," + csvField(row.algorithm);
   line += "," + csvField(row.transport);
+  line += "," + csvField(row.memory);
   line += "," + std::to_string(row.bytes);
   line += "," + std::to_string(row.count);
   line += "," + csvField(row.type);

@@ -42,6 +42,7 @@ void writeRow(JsonWriter& json, const RowResult& row) {
   json.key("collective").string(collectiveName(row.collective));
   json.key("algorithm").string(row.algorithm);
   json.key("transport").string(row.transport);
+  json.key("memory").string(row.memory);
   json.key("size_bytes").unsignedInteger(row.bytes);
   json.key("count").unsignedInteger(row.count);
   json.key("type").string(row.type);
@@ -94,7 +95,14 @@ std::string formatJsonReport(const RunDescription& run, const std::vector<TableS
   json.key("collective").string(collectiveName(o.collective));
   json.key("nranks").integer(nranks);
   writeRanks(json, run.ranks);
-  json.key("memory").string("host");
+  json.key("memory").string(memoryName(o.memory));
+  json.key("device");
+  if (run.device.empty()) {
+    json.null();
+  } else {
+    json.string(run.device);
+  }
+  json.key("device_emulated").boolean(run.deviceEmulated);
   json.key("transport").string(transportInUse());
   json.key("threads_per_rank").integer(1);
   json.key("iters").integer(o.iters);

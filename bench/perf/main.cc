@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "collective.h"
 #include "csv_report.h"
 #include "data.h"
+#include "device_memory.h"
 #include "hoop_call.h"
 #include "json_report.h"
 #include "options.h"
@@ -80,9 +82,31 @@ struct RunState {
   int rank = 0;
   int nranks = 1;
   RunDescription description;
+  // The buffers the calls use: host memory, or (--memory device) the staging copies the check
+  // fills and reads, beside the device buffers and the stream.
   std::optional<HostBuffer> sendBuffer;
   std::optional<HostBuffer> recvBuffer;
+  std::optional<DeviceBuffer> deviceSend;
+  std::optional<DeviceBuffer> deviceRecv;
+  std::optional<BenchStream> stream;
 };
+
+// --memory device: the two device buffers and the stream, beside the host ones. false (with a
+// line on stderr) where the device has no room for them.
+bool allocateOnDevice(const Options& options, int rank, RunState& state) {
+  try {
+    state.deviceSend.emplace(options.maxBytes);
+    state.deviceRecv.emplace(options.maxBytes);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "hoop-perf: rank %d cannot allocate 2 x %zu bytes of device memory: %s\n",
+                 rank, options.maxBytes, error.what());
+    state.deviceSend.reset();
+    state.deviceRecv.reset();
+    return false;
+  }
+  state.stream.emplace();
+  return true;
+}
 
 // The result files the command line asks for, each with its flag for messages.
 struct OutputRequest {
@@ -173,6 +197,12 @@ std::optional<int> setUpRun(hoopComm_t comm, const Options& options, RunState& s
                  options.maxBytes);
   }
   if (sumAcrossRanks(comm, state.recvBuffer ? 0 : 1) != 0) return kExitHoopError;
+  if (options.memory == MemoryKind::kDevice) {
+    const bool allocated = allocateOnDevice(options, rank, state);
+    if (sumAcrossRanks(comm, allocated ? 0 : 1) != 0) return kExitHoopError;
+    state.description.device = deviceDescription();
+    state.description.deviceEmulated = deviceIsEmulated();
+  }
 
   state.description.options = options;
   state.description.hoopVersion = version;
@@ -213,13 +243,22 @@ void finishComm(hoopComm_t comm) {
 Bench tableBench(hoopComm_t comm, const Options& options, const RunState& state,
                  const std::optional<std::string>& algorithm) {
   const char* corruptEnv = std::getenv("HOOP_PERF_CORRUPT");
-  return Bench{comm,
-               options,
-               {state.sendBuffer->data(), state.recvBuffer->data()},
-               state.rank,
-               state.nranks,
-               state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
-               algorithm};
+  const BufferPair host{state.sendBuffer->data(), state.recvBuffer->data()};
+  Bench bench{comm,
+              options,
+              host,
+              state.rank,
+              state.nranks,
+              state.rank == 0 && corruptEnv != nullptr && std::strcmp(corruptEnv, "1") == 0,
+              algorithm,
+              nullptr,
+              {}};
+  if (state.stream) {
+    bench.buffers = {state.deviceSend->data(), state.deviceRecv->data()};
+    bench.stream = state.stream->get();
+    bench.staging = host;
+  }
+  return bench;
 }
 
 void printTableHeader(const Options& options, const RunState& state,

@@ -15,7 +15,12 @@ namespace hoop::perf {
 // How the per-rank times of one row combine into the time the table shows (nccl-tests' -a).
 enum class AverageMode { kRank0 = 0, kMean = 1, kMin = 2, kMax = 3 };
 
-enum class MemoryKind { kHost };
+// --memory: host buffers, blocking calls (null stream); or device buffers, every call enqueued on
+// one stream (device_memory.h).
+enum class MemoryKind { kHost, kDevice };
+
+// "host" or "device": the header's, JSON's and CSV's word for it.
+const char* memoryName(MemoryKind memory);
 
 struct Options {
   Collective collective = Collective::kAllReduce;

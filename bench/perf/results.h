@@ -37,8 +37,9 @@ struct RowResult {
   Collective collective = Collective::kAllReduce;
   std::string algorithm;  // the schedule hoop ran for this row (algorithm.h's names)
   std::string transport;
-  size_t bytes = 0;  // the table's size column
-  size_t count = 0;  // the table's count column
+  std::string memory = "host";  // memoryName(): where the buffers lived
+  size_t bytes = 0;             // the table's size column
+  size_t count = 0;             // the table's count column
   std::string type;
   std::string redop;  // "none" for collectives that only move data
   int root = -1;      // -1 for collectives without a root

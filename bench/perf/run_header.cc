@@ -38,9 +38,16 @@ std::string formatRunHeader(const RunDescription& run) {
                 byFactor ? "factor" : "bytes", o.warmupIters, o.iters, o.check ? 1 : 0,
                 o.blocking ? 1 : 0);
   text += line;
-  std::snprintf(line, sizeof(line), "# Memory: host, time: %s (-a %d)\n", averageName(o.average),
-                static_cast<int>(o.average));
+  const std::string memory = run.device.empty() ? std::string(memoryName(o.memory))
+                                                : std::string(memoryName(o.memory)) + " (" +
+                                                      run.device + "), calls on one stream";
+  std::snprintf(line, sizeof(line), "# Memory: %s, time: %s (-a %d)\n", memory.c_str(),
+                averageName(o.average), static_cast<int>(o.average));
   text += line;
+  if (run.deviceEmulated) {
+    // The emulation runs the device path on the CPU for tests: its times say nothing of a GPU.
+    text += "# Device: emulated on the CPU (HOOP_DEVICE_EMULATION=1): the times mean nothing\n";
+  }
   text += "# Algorithm: " + run.algorithm + "\n";
   const std::string transport = transportInUse();
   text += "# Transport: " + transport +

@@ -25,6 +25,10 @@ struct RunDescription {
   // The header's "# Algorithm:" text: what hoop's cost model or HOOP_ALGO picks, or the schedules
   // --algo forces (each table then names its own). When the tuner lands, its choice per size.
   std::string algorithm = "ring";
+  // --memory device: the device the buffers live on (deviceDescription()), and whether it is the
+  // CPU emulation; "" on host memory.
+  std::string device;
+  bool deviceEmulated = false;
 };
 
 // What hoop runs for `collective` in this process's environment (HOOP_ALGO, else hoop's rule),

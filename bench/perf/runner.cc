@@ -4,46 +4,48 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "device_memory.h"
 #include "hoop_call.h"
 #include "timed_iterations.h"
 
 namespace hoop::perf {
 
-void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers) {
+void runCall(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers,
+             hoopStream_t stream) {
   const CallBuffers at = callBuffers(call, buffers);
   switch (call.collective) {
     case Collective::kAllReduce:
-      checkHoop(hoopAllReduce(at.send, at.recv, call.count, call.type, call.op, comm, nullptr),
+      checkHoop(hoopAllReduce(at.send, at.recv, call.count, call.type, call.op, comm, stream),
                 "hoopAllReduce", comm);
       return;
     case Collective::kAllGather:
-      checkHoop(hoopAllGather(at.send, at.recv, call.count, call.type, comm, nullptr),
+      checkHoop(hoopAllGather(at.send, at.recv, call.count, call.type, comm, stream),
                 "hoopAllGather", comm);
       return;
     case Collective::kBroadcast:
-      checkHoop(hoopBroadcast(at.send, at.recv, call.count, call.type, call.root, comm, nullptr),
+      checkHoop(hoopBroadcast(at.send, at.recv, call.count, call.type, call.root, comm, stream),
                 "hoopBroadcast", comm);
       return;
     case Collective::kReduce:
       checkHoop(
-          hoopReduce(at.send, at.recv, call.count, call.type, call.op, call.root, comm, nullptr),
+          hoopReduce(at.send, at.recv, call.count, call.type, call.op, call.root, comm, stream),
           "hoopReduce", comm);
       return;
     case Collective::kReduceScatter:
-      checkHoop(hoopReduceScatter(at.send, at.recv, call.count, call.type, call.op, comm, nullptr),
+      checkHoop(hoopReduceScatter(at.send, at.recv, call.count, call.type, call.op, comm, stream),
                 "hoopReduceScatter", comm);
       return;
     case Collective::kAllToAll:
-      checkHoop(hoopAllToAll(at.send, at.recv, call.count, call.type, comm, nullptr),
-                "hoopAllToAll", comm);
+      checkHoop(hoopAllToAll(at.send, at.recv, call.count, call.type, comm, stream), "hoopAllToAll",
+                comm);
       return;
     case Collective::kSendRecv: {
       // A ring shift: both calls in one group, so the blocking send and receive progress together.
       const int to = (call.rank + 1) % call.nranks;
       const int from = (call.rank - 1 + call.nranks) % call.nranks;
       checkHoop(hoopGroupStart(), "hoopGroupStart", comm);
-      checkHoop(hoopSend(at.send, call.count, call.type, to, comm, nullptr), "hoopSend", comm);
-      checkHoop(hoopRecv(at.recv, call.count, call.type, from, comm, nullptr), "hoopRecv", comm);
+      checkHoop(hoopSend(at.send, call.count, call.type, to, comm, stream), "hoopSend", comm);
+      checkHoop(hoopRecv(at.recv, call.count, call.type, from, comm, stream), "hoopRecv", comm);
       checkHoop(hoopGroupEnd(), "hoopGroupEnd", comm);
       return;
     }
@@ -90,18 +92,23 @@ void runUntilSettled(hoopComm_t comm, const CallSpec& call, const BufferPair& bu
 }  // namespace
 
 Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffers, int warmupIters,
-                 int iters, double minSeconds) {
+                 int iters, double minSeconds, hoopStream_t stream) {
   using Clock = std::chrono::steady_clock;
   auto microseconds = [](Clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count();
   };
-  for (int i = 0; i < warmupIters; ++i) runCall(comm, call, buffers);
-  runUntilSettled(comm, call, buffers);
+  const bool onDevice = stream != nullptr;
+  for (int i = 0; i < warmupIters; ++i) runCall(comm, call, buffers, stream);
+  if (onDevice) {
+    synchronizeStream(stream);
+  } else {
+    runUntilSettled(comm, call, buffers);
+  }
   checkHoop(hoopBarrier(comm, nullptr), "hoopBarrier", comm);
 
   Timing timing;
   double batchUs = 0;
-  auto timeBatch = [&](size_t calls) {
+  auto timeHostBatch = [&](size_t calls) {
     const Clock::time_point start = Clock::now();
     Clock::time_point last = start;
     for (size_t i = 0; i < calls; ++i) {
@@ -111,6 +118,22 @@ Timing timeCalls(hoopComm_t comm, const CallSpec& call, const BufferPair& buffer
       last = now;
     }
     batchUs += microseconds(last - start);
+  };
+  auto timeDeviceBatch = [&](size_t calls) {
+    const Clock::time_point start = Clock::now();
+    for (size_t i = 0; i < calls; ++i) runCall(comm, call, buffers, stream);
+    synchronizeStream(stream);
+    const double us = microseconds(Clock::now() - start);
+    timing.iterationUs.insert(timing.iterationUs.end(), calls, us / static_cast<double>(calls));
+    batchUs += us;
+  };
+  auto timeBatch = [&](size_t calls) {
+    if (calls == 0) return;
+    if (onDevice) {
+      timeDeviceBatch(calls);
+    } else {
+      timeHostBatch(calls);
+    }
   };
   timing.iterationUs.reserve(static_cast<size_t>(iters));
   timeBatch(static_cast<size_t>(iters));

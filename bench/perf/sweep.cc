@@ -5,6 +5,7 @@
 
 #include "algorithm.h"
 #include "collective.h"
+#include "device_memory.h"
 #include "dtype.h"
 #include "hoop_call.h"
 #include "runner.h"
@@ -21,12 +22,35 @@ uint64_t checkSeed(hoopDataType_t type, hoopRedOp_t op, size_t bytes, bool inPla
          (static_cast<uint64_t>(inPlace) << 47) ^ bytes;
 }
 
+// The check's call (-c 1): inputs written and outputs poisoned, the call, its wrong elements on
+// this rank. On device memory the same work goes through the host copies (bench.staging): the
+// row's first rowBytes of both buffers (every byte a call of the row touches) are uploaded
+// before the call and the result downloaded after it, so the check stays exact.
+uint64_t countWrongOnRank(const Bench& bench, const CallSpec& call, size_t rowBytes,
+                          uint64_t seed) {
+  const DataPattern pattern = checkPattern(call, seed);
+  if (bench.stream == nullptr) {
+    prepareCheck(call, pattern, bench.buffers);
+    runCall(bench.comm, call, bench.buffers);
+    if (bench.corrupt) corruptResult(call, bench.buffers);
+    return countWrong(call, pattern, bench.buffers);
+  }
+  prepareCheck(call, pattern, bench.staging);
+  uploadToDevice(bench.buffers.send, bench.staging.send, rowBytes);
+  uploadToDevice(bench.buffers.recv, bench.staging.recv, rowBytes);
+  runCall(bench.comm, call, bench.buffers, bench.stream);
+  synchronizeStream(bench.stream);
+  downloadFromDevice(bench.staging.recv, bench.buffers.recv, rowBytes);
+  if (bench.corrupt) corruptResult(call, bench.staging);
+  return countWrong(call, pattern, bench.staging);
+}
+
 // One row's one placement: the timed batch, then (with -c 1) the check on a call of its own, so
 // the timed loop never pays for filling or comparing.
 PlacementResult measure(const Bench& bench, const CallSpec& call, size_t rowBytes, uint64_t seed) {
   const Options& options = bench.options;
   const Timing timing = timeCalls(bench.comm, call, bench.buffers, options.warmupIters,
-                                  options.iters, options.minSeconds);
+                                  options.iters, options.minSeconds, bench.stream);
   PlacementResult result;
   result.timeUs = combineAcrossRanks(bench.comm, timing.usPerIteration, options.average);
   result.algBwGBs = bandwidthGBs(rowBytes, result.timeUs);
@@ -36,11 +60,7 @@ PlacementResult measure(const Bench& bench, const CallSpec& call, size_t rowByte
   result.latency =
       latencyStats(combineEachAcrossRanks(bench.comm, timing.iterationUs, options.average));
   if (options.check) {
-    const DataPattern pattern = checkPattern(call, seed);
-    prepareCheck(call, pattern, bench.buffers);
-    runCall(bench.comm, call, bench.buffers);
-    if (bench.corrupt) corruptResult(call, bench.buffers);
-    result.wrong = sumAcrossRanks(bench.comm, countWrong(call, pattern, bench.buffers));
+    result.wrong = sumAcrossRanks(bench.comm, countWrongOnRank(bench, call, rowBytes, seed));
   }
   return result;
 }
@@ -97,6 +117,7 @@ RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
   RowResult row;
   row.collective = collective;
   row.transport = transportInUse();
+  row.memory = memoryName(options.memory);
   row.bytes = counts.bytes;
   row.count = counts.count;
   row.type = std::string(typeName(spec.type));
@@ -113,8 +134,14 @@ RowResult measureRow(const Bench& bench, const RowSpec& spec, bool print) {
     m = measure(bench, call, counts.bytes, checkSeed(spec.type, spec.op, spec.size, inPlace));
     show(placementColumns(m.timeUs, m.algBwGBs, m.busBwGBs, m.wrong));
   }
-  // Asked after the timed calls: the schedule they ran, once hoop had settled it.
-  row.algorithm = scheduleForRow(bench.comm, collective, counts.count, spec.type);
+  // Asked after the timed calls: the schedule they ran, once hoop had settled it. hoop's query
+  // answers for host calls only; device calls run on a team of their own, whose choice it cannot
+  // name: there a row names the schedule --algo forced, else "auto" (hoop's own choice).
+  if (bench.stream == nullptr) {
+    row.algorithm = scheduleForRow(bench.comm, collective, counts.count, spec.type);
+  } else {
+    row.algorithm = bench.table.value_or(std::string(kOwnChoice));
+  }
   show(scheduleColumn(row.algorithm) + "\n");
   return row;
 }

@@ -32,6 +32,11 @@ struct Bench {
   // has schedules to choose from, sets the communicator's rules before each of the table's turns
   // (the name, "" for "auto"); without --algo HOOP_ALGO applies as the environment has it.
   std::optional<std::string> table;
+  // --memory device: the stream every call is enqueued on, and host buffers as large as the
+  // device ones (`buffers`), where the check writes its inputs and reads the results before and
+  // after copying them. Null stream: host memory, and the check works on `buffers` directly.
+  hoopStream_t stream = nullptr;
+  BufferPair staging;
 };
 
 struct SweepResult {

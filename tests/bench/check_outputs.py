@@ -136,6 +136,7 @@ def check_json(doc, args, fields):
           "hosts is not the ranks' distinct hosts")
     check(doc["nhosts"] == len(doc["hosts"]), "nhosts does not count hosts")
     check(doc["memory"] == "host" and doc["transport"] == EXPECTED_TRANSPORT, "memory or transport")
+    check(doc["device"] is None and doc["device_emulated"] is False, "device on host memory")
     check(doc["datatypes"] == args.types, f"datatypes is {doc['datatypes']}")
     check(doc["ops"] == args.ops, f"ops is {doc['ops']}")
     check(isinstance(doc["iters"], int) and doc["iters"] >= 1, "iters")
@@ -215,7 +216,7 @@ def check_csv(text, rows, fields):
     for i, (line, row) in enumerate(zip(data, rows)):
         check(len(line) == len(columns), f"CSV row {i} has {len(line)} fields")
         record = dict(zip(columns, line))
-        for key in ("collective", "algorithm", "transport", "type", "redop"):
+        for key in ("collective", "algorithm", "transport", "memory", "type", "redop"):
             check(record[key] == row[key], f"CSV row {i}: {key} {record[key]} != {row[key]}")
         for key in ("size_bytes", "count", "root"):
             check(int(record[key]) == row[key], f"CSV row {i}: {key} differs from the JSON")

@@ -13,7 +13,7 @@ using testing::row;
 
 TEST(CsvReport, HeaderNamesEveryColumnOnce) {
   EXPECT_EQ(csvHeader(),
-            "collective,algorithm,transport,size_bytes,count,type,redop,root,"
+            "collective,algorithm,transport,memory,size_bytes,count,type,redop,root,"
             "oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,oop_median_us,oop_p99_us,"
             "oop_min_us,oop_max_us,"
             "ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong,ip_median_us,ip_p99_us,ip_min_us,"
@@ -22,7 +22,7 @@ TEST(CsvReport, HeaderNamesEveryColumnOnce) {
 
 TEST(CsvReport, RowInHeaderOrder) {
   EXPECT_EQ(csvRow(row("ring", 1024, 3.0)),
-            "allreduce,ring,tcp,1024,256,float,sum,-1,"
+            "allreduce,ring,tcp,host,1024,256,float,sum,-1,"
             "10.5,1.5,3,0,10,14.5,9.5,18.5,"
             "12.25,0.75,1.5,0,11.75,16.25,11.25,20.25\n");
 }

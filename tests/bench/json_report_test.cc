@@ -48,7 +48,8 @@ TEST(JsonReport, DescribesTheRun) {
            "\n  \"hosts\": [\n    \"alpha\\\"1\",\n    \"beta\"\n  ],\n",
            "\n    {\n      \"rank\": 1,\n      \"host\": \"beta\",\n      \"pid\": 101,\n"
            "      \"hardware_threads\": 8\n    }\n",
-           "\n  \"memory\": \"host\",\n  \"transport\": \"auto\",\n  \"threads_per_rank\": 1,\n",
+           "\n  \"memory\": \"host\",\n  \"device\": null,\n  \"device_emulated\": false,\n"
+           "  \"transport\": \"auto\",\n  \"threads_per_rank\": 1,\n",
            "\n  \"iters\": 20,\n  \"warmup_iters\": 5,\n  \"check\": true,\n  \"blocking\": "
            "false,\n",
            "\n  \"min_bytes\": 8,\n  \"max_bytes\": 1024,\n  \"step_factor\": 4,\n",
@@ -78,6 +79,7 @@ TEST(JsonReport, OneRecordPerRowWithBothPlacements) {
                        "      \"collective\": \"allreduce\",\n"
                        "      \"algorithm\": \"ring\",\n"
                        "      \"transport\": \"tcp\",\n"
+                       "      \"memory\": \"host\",\n"
                        "      \"size_bytes\": 1024,\n"
                        "      \"count\": 256,\n"
                        "      \"type\": \"float\",\n"

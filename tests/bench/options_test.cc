@@ -174,10 +174,16 @@ TEST(Options, ValueErrors) {
   EXPECT_NE(parseError({"allreduce", "-d", "fp8"}).find("unknown datatype 'fp8'"),
             std::string::npos);
   EXPECT_NE(parseError({"allreduce", "-o", "xor"}).find("unknown op 'xor'"), std::string::npos);
-  EXPECT_EQ(parseError({"allreduce", "--memory", "cuda"}),
-            "--memory cuda: this hoop-perf was not built with CUDA; use host");
   EXPECT_EQ(parseError({"allreduce", "--memory=disk"}),
-            "--memory: unknown memory 'disk'; use host");
+            "--memory: unknown memory 'disk'; use host or device (cuda)");
+}
+
+TEST(Options, MemoryDeviceAndItsCudaAlias) {
+  EXPECT_EQ(parseOk({"allreduce", "--memory", "device"}).memory, MemoryKind::kDevice);
+  EXPECT_EQ(parseOk({"allreduce", "--memory=cuda"}).memory, MemoryKind::kDevice);
+  EXPECT_EQ(parseOk({"allreduce", "--memory", "host"}).memory, MemoryKind::kHost);
+  EXPECT_STREQ(memoryName(MemoryKind::kDevice), "device");
+  EXPECT_STREQ(memoryName(MemoryKind::kHost), "host");
 }
 
 TEST(Options, OutputFiles) {
