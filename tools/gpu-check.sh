@@ -3,7 +3,7 @@
 # and hoop-cuda-bench, run them (each test in a process of its own, as ctest does: a process that
 # initialised CUDA cannot use it in a forked child, which the IPC test needs), run the device
 # collectives across ranks on the one GPU (hoop_device_worker under hooprun: sweep at 2, 3, 4 and
-# 8 ranks, p2p and random at 4), a short compute-sanitizer pass where the tool is installed (the
+# 8 ranks, p2p, random and graph capture at 4, the time-out and abort at 3), a short compute-sanitizer pass where the tool is installed (the
 # kernel sweep, then a 2-rank device allreduce), hoop-perf on device buffers at 2 and 4 ranks, and
 # print a short table last.
 #
@@ -214,6 +214,11 @@ for np in 2 3 4 8; do
 done
 run_ranks "device p2p 4 ranks" 4 "$worker_path" --suite p2p
 run_ranks "device random 4 ranks" 4 "$worker_path" --suite random
+# An allreduce and a send/receive group captured into a CUDA graph and replayed on new inputs;
+# a stream left waiting on peers that never call, released by the time-out and by abort.
+run_ranks "device graph 4 ranks" 4 "$worker_path" --suite graph
+run_ranks "device time-out 3 ranks" 3 -x HOOP_TIMEOUT=2 "$worker_path" --suite timeout
+run_ranks "device abort 3 ranks" 3 "$worker_path" --suite abort
 
 # ---- compute-sanitizer, where installed: memcheck over a short part of the kernel sweep. ----
 sanitizer_line="compute-sanitizer not found: not run"

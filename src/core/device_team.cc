@@ -70,7 +70,10 @@ DeviceTeam::~DeviceTeam() {
 
 Executor& DeviceTeam::beginCall(DeviceStream stream) {
   if (std::optional<Error> failure = watch_.failure()) throw *failure;
-  if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream)) {
+  // Neither end of that order may be a stream being captured: an event of outside work cannot
+  // join a capture, and waiting on a capture's event would pull the new stream into it.
+  if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream) &&
+      !runtime_.capturing(lastStream_)) {
     runtime_.recordEvent(lastCallDone_, lastStream_);
     runtime_.streamWaitEvent(stream, lastCallDone_);
   }

@@ -158,10 +158,11 @@ TEST_F(SingleRank, CountOverflow) {
               hoopInvalidArgument, "overflows");
 }
 
-TEST_F(SingleRank, StreamWithoutCuda) {
+// Host buffers block and take no stream; a stream with them is a mistake worth naming.
+TEST_F(SingleRank, StreamWithHostBuffersIsRefused) {
   int fakeStream = 0;
   expectError(hoopAllReduce(data_, data_, 4, hoopFloat32, hoopSum, comm_, &fakeStream),
-              hoopInvalidUsage, "CUDA");
+              hoopInvalidUsage, "a stream was given with host buffers");
 }
 
 TEST_F(SingleRank, DestroyTwiceIsAnErrorNotACrash) {
