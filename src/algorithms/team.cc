@@ -39,6 +39,22 @@ ScheduleTrials& Team::scheduleTrials() {
   return *scheduleTrials_;
 }
 
+void Team::takeShapeOf(const Team& other) {
+  rank_ = other.rank_;
+  size_ = other.size_;
+  localRank_ = other.localRank_;
+  localSize_ = other.localSize_;
+  hostCount_ = other.hostCount_;
+  crossRank_ = other.crossRank_;
+  crossSize_ = other.crossSize_;
+  ranksPerCpu_ = other.ranksPerCpu_;
+  level2BytesPerCpu_ = other.level2BytesPerCpu_;
+  everyPeerSharesMemory_ = other.everyPeerSharesMemory_;
+  ring_ = other.ring_;
+  localRing_ = other.localRing_;
+  crossRing_ = other.crossRing_;
+}
+
 char* Team::staging(const Executor& executor, size_t bytes) {
   std::unique_ptr<Staging>& staging = staging_[static_cast<size_t>(executor.memory())];
   if (staging == nullptr) staging = executor.newStaging();

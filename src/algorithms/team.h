@@ -136,6 +136,8 @@ class Team {
 
  protected:
   Team() = default;
+  // The job's shape (ranks, rings, crowding) as `other` knows it: a team over the same ranks.
+  void takeShapeOf(const Team& other);
 
   // Set by the communicator as it learns the job's shape (rendezvous, host grouping).
   int rank_ = 0;

@@ -15,6 +15,14 @@ namespace {
 // receiver works on earlier ones.
 constexpr size_t kDeviceSlots = 4;
 
+// A device call returns before its work runs: timing it would time the enqueueing.
+CostModel withoutTiming(CostModel model) {
+  model.trial = false;
+  model.calibrate = false;
+  model.watchCalls = 0;
+  return model;
+}
+
 }  // namespace
 
 DeviceSlotShape deviceSlotShape(size_t chunkBytes) {
@@ -24,38 +32,24 @@ DeviceSlotShape deviceSlotShape(size_t chunkBytes) {
 DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
     : comm_(comm),
       runtime_(runtime),
-      costModel_(comm.costModel()),
+      costModel_(withoutTiming(comm.costModel())),
       shape_(deviceSlotShape(comm.chunkBytes())),
       queue_(runtime),
       executor_(runtime, nullptr, &queue_),
       connections_(static_cast<size_t>(comm.size())),
       watch_(runtime, comm.config().opTimeout, comm.rank()) {
-  rank_ = comm.rank();
-  size_ = comm.size();
-  localRank_ = comm.localRank();
-  localSize_ = comm.localSize();
-  hostCount_ = comm.hostCount();
-  crossRank_ = comm.crossRank();
-  crossSize_ = comm.crossSize();
-  ranksPerCpu_ = comm.ranksPerCpu();
-  level2BytesPerCpu_ = comm.level2BytesPerCpu();
-  ring_ = comm.ring();
-  localRing_ = comm.localRing();
-  crossRing_ = comm.crossRing();
+  takeShapeOf(comm);
   // Every peer's device slots are mapped here (CUDA IPC): the schedules that read peers' data in
   // place may run.
   everyPeerSharesMemory_ = comm.size() > 1;
-  costModel_.trial = false;
-  costModel_.calibrate = false;
-  costModel_.watchCalls = 0;
 }
 
 DeviceTeam::~DeviceTeam() {
   // The connections' memory may still be used by work on the streams: let it finish, and where
   // it cannot (an abort, a peer gone), release its waits first.
   const auto limit = comm_.config().opTimeout;
-  bool drained = !comm_.abortRequested() && watch_.waitUntilDrained(limit);
-  if (!drained) drained = watch_.releaseUntilDrained(limit);
+  bool drained = !comm_.abortRequested() && watch_.drainWithin(limit, /*release=*/false);
+  if (!drained) drained = watch_.drainWithin(limit, /*release=*/true);
   if (!drained) {
     // Freeing memory a stream may still touch would corrupt whatever reuses it: keep it.
     log(LogLevel::kWarn, LogSubsys::kColl, rank_,
@@ -159,12 +153,7 @@ bool DeviceTeam::chunkSetByUser() const { return comm_.chunkSetByUser(); }
 const AlgoOverrides& DeviceTeam::algorithmRules() const { return comm_.algorithmRules(); }
 size_t DeviceTeam::shmSlots() const { return shape_.slots; }
 
-void DeviceTeam::adoptCostModel(const CostModel& model) {
-  costModel_ = model;
-  costModel_.trial = false;
-  costModel_.calibrate = false;
-  costModel_.watchCalls = 0;
-}
+void DeviceTeam::adoptCostModel(const CostModel& model) { costModel_ = withoutTiming(model); }
 
 void DeviceTeam::adoptAlgorithms(AlgoOverrides algorithms) {
   comm_.adoptAlgorithms(std::move(algorithms));

@@ -93,20 +93,11 @@ void DeviceWatch::releaseEveryWait() {
   }
 }
 
-bool DeviceWatch::waitUntilDrained(std::chrono::milliseconds limit) const {
+bool DeviceWatch::drainWithin(std::chrono::milliseconds limit, bool release) {
   const auto end = Clock::now() + limit;
   while (!drained()) {
     if (Clock::now() >= end) return false;
-    std::this_thread::sleep_for(kBusyPeriod);
-  }
-  return true;
-}
-
-bool DeviceWatch::releaseUntilDrained(std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  while (!drained()) {
-    if (Clock::now() >= end) return false;
-    releaseEveryWait();
+    if (release) releaseEveryWait();
     std::this_thread::sleep_for(kBusyPeriod);
   }
   return true;

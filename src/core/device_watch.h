@@ -47,10 +47,9 @@ class DeviceWatch {
   void watchConnection(uint32_t* flags, size_t count, Peer peer);
   // The error that ended the device work, once the watch found one.
   std::optional<Error> failure() const;
-  // Waits until the streams have drained, or `limit` passed; true when drained.
-  bool waitUntilDrained(std::chrono::milliseconds limit) const;
-  // Releases every wait until the streams have drained, or `limit` passed; true when drained.
-  bool releaseUntilDrained(std::chrono::milliseconds limit);
+  // Waits until the streams have drained, or `limit` passed, releasing every wait meanwhile
+  // when `release`; true when drained.
+  bool drainWithin(std::chrono::milliseconds limit, bool release);
   // Ends the watch and forgets the flags: before the connections that own them go.
   void stop();
 
