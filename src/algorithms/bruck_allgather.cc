@@ -28,8 +28,12 @@ void bruckAllGather(Team& comm, const CollectiveArgs& args) {
 
   const size_t pieceBytes = pieceElementsFor(comm, args) * dataTypeSize(args.type);
   Primitives prims(comm, args, pieceBytes);
-  // Where the final rotation stages the output (taken before the first step, as staging must).
-  char* rotation = self != 0 ? prims.staging(n * blockBytes) : nullptr;
+  // Slot i ends up holding rank (self + i) mod n's block: rank order is the first `lead` bytes
+  // (slots 0 .. n-self-1) moved behind the last `trail` (slots n-self .. n-1). The shorter part
+  // waits in staging (taken before the first step, as staging must) while the longer one moves.
+  const size_t lead = (n - self) * blockBytes;
+  const size_t trail = self * blockBytes;
+  char* parked = self != 0 ? prims.staging(std::min(lead, trail)) : nullptr;
   // Every round sends to one peer and receives from another, so connecting on first use could
   // wait in a cycle around the ranks; set up all of them at once first.
   std::vector<int> peers;
@@ -49,14 +53,18 @@ void bruckAllGather(Team& comm, const CollectiveArgs& args) {
       if (bytes == 0) break;
     }
   }
-  // Slot i holds rank (self + i) mod n's block: rotate right by self slots into rank order,
-  // through staging (the executor's copies, so on device memory too).
-  if (rotation == nullptr || blockBytes == 0) return;
-  const size_t head = (n - self) * blockBytes;  // slots that move right, to rank order's back
-  const size_t tail = self * blockBytes;
-  prims.copy(rotation, output, n * blockBytes);
-  prims.copy(output, rotation + head, tail);
-  prims.copy(output + tail, rotation, head);
+  // The rotation into rank order, with the executor's copies (so on device memory too): the
+  // longer part's move may overlap itself, which copy allows.
+  if (parked == nullptr || blockBytes == 0) return;
+  if (lead <= trail) {
+    prims.copy(parked, output, lead);
+    prims.copy(output, output + lead, trail);
+    prims.copy(output + trail, parked, lead);
+  } else {
+    prims.copy(parked, output + lead, trail);
+    prims.copy(output + trail, output, lead);
+    prims.copy(output, parked, trail);
+  }
 }
 
 }  // namespace hoop
