@@ -134,9 +134,11 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
 }
 
 void DeviceTeam::connectEveryone() {
+  if (connectedToEveryone_) return;  // every device call asks
   std::vector<int> everyone;
   for (int r = 0; r < size_; ++r) everyone.push_back(r);
   connectAll(everyone);
+  connectedToEveryone_ = true;
 }
 
 void DeviceTeam::beginOperation(OpKind kind, uint32_t seq, size_t count, DataType type,

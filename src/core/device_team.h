@@ -81,6 +81,7 @@ class DeviceTeam final : public Team {
   DeviceStream lastStream_ = nullptr;
   bool anyCall_ = false;
   DeviceEvent lastCallDone_ = nullptr;
+  bool connectedToEveryone_ = false;
   DeviceWatch watch_;
 };
 
