@@ -1,6 +1,7 @@
 #include "core/device_team.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "base/error.h"
@@ -42,6 +43,12 @@ DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
   // Every peer's device slots are mapped here (CUDA IPC): the schedules that read peers' data in
   // place may run.
   everyPeerSharesMemory_ = comm.size() > 1;
+  watch_.listenForNotices([this]() -> std::optional<Error> {
+    // Only between the communicator's operations: the notices arrive where they wait.
+    std::unique_lock lock(comm_.operationMutex(), std::try_to_lock);
+    if (!lock.owns_lock()) return std::nullopt;
+    return comm_.failureNoticed();
+  });
 }
 
 DeviceTeam::~DeviceTeam() {
@@ -63,7 +70,7 @@ DeviceTeam::~DeviceTeam() {
 }
 
 Executor& DeviceTeam::beginCall(DeviceStream stream) {
-  if (std::optional<Error> failure = watch_.failure()) throw *failure;
+  if (std::optional<Error> failure = watch_.checkPeers()) throw *failure;
   // Neither end of that order may be a stream being captured: an event of outside work cannot
   // join a capture, and waiting on a capture's event would pull the new stream into it.
   if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream) &&
@@ -91,6 +98,17 @@ void DeviceTeam::endCall() {
   watch_.callEnqueued(comm_.operation());
 }
 
+void DeviceTeam::abandonCall(const Error& error) {
+  // Part of the call may be on the streams, waiting for peers that will never match it: the
+  // watch releases those waits until the streams pass the call's end.
+  try {
+    endCall();
+  } catch (const Error&) {
+    // Enqueueing the end failed too: the watch still fails the work enqueued before.
+  }
+  watch_.failWith(error);
+}
+
 std::string DeviceTeam::describePeer(int rank) const { return comm_.describePeer(rank); }
 uint64_t DeviceTeam::peerHostId(int rank) const { return comm_.peerHostId(rank); }
 uint32_t DeviceTeam::nextCollectiveSeq() { return comm_.nextCollectiveSeq(); }
@@ -115,6 +133,9 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
       missing.push_back(peer);
     }
   }
+  // A group may name a peer more than once (a send and a receive): connect it once.
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   if (missing.empty()) return;
   // The setup rides the pairs' host connections, made first (and in their own safe order).
   comm_.connectAll(missing);
@@ -129,7 +150,7 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
     auto& connection = connections_[static_cast<size_t>(peer)];
     connection = connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
     watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
-                           {comm_.peer(peer).pid, describePeer(peer)});
+                           {comm_.peer(peer).pid, describePeer(peer)}, connection->ledger());
   }
 }
 
@@ -168,7 +189,12 @@ void runDeviceCollective(Communicator& comm, CollectiveArgs args) {
   // one: a ring's ranks each asking their next for a blocking setup would wait in a circle.
   team.connectEveryone();
   args.executor = &team.beginCall(args.stream);
-  runCollective(team, args);
+  try {
+    runCollective(team, args);
+  } catch (const Error& error) {
+    team.abandonCall(error);
+    throw;
+  }
   team.endCall();
 }
 
@@ -176,7 +202,12 @@ void runDeviceP2pGroup(Communicator& comm, std::vector<P2pOp> ops, DeviceStream 
   DeviceTeam& team = comm.deviceTeam();
   Executor& executor = team.beginCall(stream);
   for (P2pOp& op : ops) op.executor = &executor;
-  runP2pGroup(team, ops);
+  try {
+    runP2pGroup(team, ops);
+  } catch (const Error& error) {
+    team.abandonCall(error);
+    throw;
+  }
   team.endCall();
 }
 

@@ -41,6 +41,8 @@ class DeviceTeam final : public Team {
   Executor& beginCall(DeviceStream stream);
   // Ends it: everything the schedule posted goes on the stream.
   void endCall();
+  // Ends a call that failed while it was enqueued: the communicator fails with `error`.
+  void abandonCall(const Error& error);
   DeviceRuntime& runtime() const { return runtime_; }
   // The error that ended the device work (a dead peer, the time-out), once the watch found one.
   std::optional<Error> failure() const { return watch_.failure(); }

@@ -84,5 +84,26 @@ TEST(DeviceEmulatedFailure, TheTimeOutReleasesTheWaitAndIsNamed) {
 
 TEST(DeviceEmulatedFailure, AbortReleasesTheWait) { expectRankZeroReleased(stuckJob("abort")); }
 
+// Every rank must end the mismatched call with hoopInvalidUsage naming both calls (the worker
+// checks), well before the time-out that would otherwise end it.
+void expectEveryRankToldOfTheMismatch(const std::string& how, int ranks) {
+  Env env = kEmulated;
+  env["HOOP_TIMEOUT"] = "30";
+  const auto results = runWithUniqueId(ranks, {"--suite", how}, env, 60);
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].status, 0) << results[r].output;
+    EXPECT_NE(results[r].output.find("OK rank " + std::to_string(r)), std::string::npos)
+        << results[r].output;
+  }
+}
+
+TEST(DeviceEmulatedFailure, AnotherCollectiveOnOneRankIsNamedOnEveryRank) {
+  expectEveryRankToldOfTheMismatch("mismatch-kind", 3);
+}
+
+TEST(DeviceEmulatedFailure, AnotherCountOnOneRankIsNamedOnEveryRank) {
+  expectEveryRankToldOfTheMismatch("mismatch-count", 4);
+}
+
 }  // namespace
 }  // namespace hoop::test

@@ -3,7 +3,8 @@
 // It runs on whatever device runtime the process has: the CPU emulation under
 // HOOP_DEVICE_EMULATION=1 (the DeviceEmulated tests), CUDA on a GPU (tools/gpu-check.sh).
 //
-//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random|graph|dead-peer|timeout|abort
+//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random|graph|dead-peer|timeout|abort|
+//                        mismatch-kind|mismatch-count
 //                      [--only NAME] [--large]
 //
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS name the
@@ -399,6 +400,10 @@ void stuck(const std::string& how) {
           hoopGetErrorString(expected));
     }
     const std::string cause = how == "timeout" ? "HOOP_TIMEOUT" : "rank 1";
+    // A time-out names who never enqueued what rank 0 waits for.
+    if (how == "timeout" && message.find("has enqueued") == std::string::npos) {
+      die("the time-out does not name the peers that lag: " + message);
+    }
     if (message.find(cause) == std::string::npos ||
         message.find("allreduce") == std::string::npos) {
       die("the error does not name the operation and '" + cause + "': " + message);
@@ -414,6 +419,50 @@ void stuck(const std::string& how) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("released after %.1f s\n", seconds);
+  ++checks;
+}
+
+// Every rank calls an allreduce but the last, which calls `how`: "kind" an allgather, "count"
+// the allreduce with another count. No rank may hang or combine the wrong data: each fails with
+// hoopInvalidUsage naming the calls, either at once (the rank that enqueued second and found the
+// difference) or through hoopCommGetAsyncError once its stream was released (HOOP_TIMEOUT is
+// long: a rank that ended in its time-out instead fails the check).
+void mismatch(const std::string& how) {
+  const size_t count = 4096;
+  const auto input = makeInput(DataType::kInt32, RedOp::kSum, rank, nranks, count + 1);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size() * static_cast<size_t>(nranks));
+  ok(hoopAllReduce(send.data(), recv.data(), count, hoopInt32, hoopSum, comm, stream),
+     "the allreduce before");
+  runtime().synchronize(stream);
+  const auto start = std::chrono::steady_clock::now();
+  const bool odd = rank == nranks - 1;
+  hoopResult_t result = hoopSuccess;
+  if (odd && how == "kind") {
+    result = hoopAllGather(send.data(), recv.data(), count, hoopInt32, comm, stream);
+  } else {
+    result = hoopAllReduce(send.data(), recv.data(), odd ? count + 1 : count, hoopInt32, hoopSum,
+                           comm, stream);
+  }
+  std::string message;
+  if (result == hoopSuccess) {
+    runtime().synchronize(stream);
+    ok(hoopCommGetAsyncError(comm, &result), "hoopCommGetAsyncError");
+  }
+  message = hoopGetLastError(comm);
+  if (result != hoopInvalidUsage) {
+    die("the mismatched call ended in " + std::string(hoopGetErrorString(result)) + " (" + message +
+        "), expected invalid usage");
+  }
+  const std::string other = how == "kind" ? "allgather" : std::to_string(count + 1) + " x int32";
+  if (message.find("allreduce") == std::string::npos || message.find(other) == std::string::npos) {
+    die("the error does not name both calls (allreduce and " + other + "): " + message);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("failed after %.1f s: %s\n", seconds, message.c_str());
+  hoopCommAbort(comm);
+  comm = nullptr;
   ++checks;
 }
 
@@ -459,6 +508,8 @@ int main(int argc, char** argv) {
       graph();
     } else if (suite == "dead-peer" || suite == "timeout" || suite == "abort") {
       stuck(suite);
+    } else if (suite == "mismatch-kind" || suite == "mismatch-count") {
+      mismatch(suite.substr(suite.find('-') + 1));
     } else {
       die("unknown suite " + suite);
     }
