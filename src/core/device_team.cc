@@ -8,6 +8,7 @@
 #include "base/logging.h"
 #include "core/communicator.h"
 #include "transport/cuda_ipc/device_setup.h"
+#include "transport/device_staging/staged_setup.h"
 
 namespace hoop {
 namespace {
@@ -40,9 +41,10 @@ DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
       connections_(static_cast<size_t>(comm.size())),
       watch_(runtime, comm.config().opTimeout, comm.rank()) {
   takeShapeOf(comm);
-  // Every peer's device slots are mapped here (CUDA IPC): the schedules that read peers' data in
-  // place may run.
-  everyPeerSharesMemory_ = comm.size() > 1;
+  for (int peer = 0; peer < size_; ++peer) spansHosts_ |= peerHostId(peer) != peerHostId(rank_);
+  // Every peer's device slots are mapped here (CUDA IPC) when all share this host: the schedules
+  // that read peers' data in place may run. Staged connections offer no such path.
+  everyPeerSharesMemory_ = comm.size() > 1 && !spansHosts_;
   watch_.listenForNotices([this]() -> std::optional<Error> {
     // Only between the communicator's operations: the notices arrive where they wait.
     std::unique_lock lock(comm_.operationMutex(), std::try_to_lock);
@@ -64,6 +66,7 @@ DeviceTeam::~DeviceTeam() {
         "connections' memory is left allocated");
     for (auto& connection : connections_) static_cast<void>(connection.release());
   }
+  if (staging_) staging_->stop();
   watch_.stop();
   connections_.clear();
   if (lastCallDone_ != nullptr) runtime_.destroyEvent(lastCallDone_);
@@ -71,6 +74,12 @@ DeviceTeam::~DeviceTeam() {
 
 Executor& DeviceTeam::beginCall(DeviceStream stream) {
   if (std::optional<Error> failure = watch_.checkPeers()) throw *failure;
+  if (spansHosts_ && runtime_.capturing(stream)) {
+    fail(hoopInvalidUsage, "rank ", rank_,
+         ": a call on device memory of a communicator with ranks on other hosts cannot be "
+         "captured in a graph (its messages to them are staged by a host thread, which a "
+         "replay does not run)");
+  }
   // Neither end of that order may be a stream being captured: an event of outside work cannot
   // join a capture, and waiting on a capture's event would pull the new stream into it.
   if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream) &&
@@ -96,6 +105,7 @@ void DeviceTeam::endCall() {
   // The watch counts the call finished when the stream gets here.
   runtime_.addToCounter(watch_.counterOnDevice(), lastStream_);
   watch_.callEnqueued(comm_.operation());
+  if (staging_) staging_->wake();
 }
 
 void DeviceTeam::abandonCall(const Error& error) {
@@ -124,12 +134,6 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
   std::vector<int> missing;
   for (int peer : peers) {
     if (peer != rank_ && connections_[static_cast<size_t>(peer)] == nullptr) {
-      if (peerHostId(peer) != peerHostId(rank_)) {
-        fail(hoopInvalidUsage, "rank ", rank_, ": a collective on device memory with ",
-             describePeer(peer),
-             " on another host; device collectives between hosts are not built yet (pass host "
-             "memory for those)");
-      }
       missing.push_back(peer);
     }
   }
@@ -146,12 +150,43 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
            std::make_pair(std::min(rank_, b), std::max(rank_, b));
   });
   for (int peer : missing) {
-    std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
-    auto& connection = connections_[static_cast<size_t>(peer)];
-    connection = connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
-    watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
-                           {comm_.peer(peer).pid, describePeer(peer)}, connection->ledger());
+    if (peerHostId(peer) == peerHostId(rank_)) {
+      connectOnThisHost(peer);
+    } else {
+      connectStagedTo(peer);
+    }
   }
+}
+
+void DeviceTeam::connectOnThisHost(int peer) {
+  std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
+  std::unique_ptr<DeviceConnection> connection =
+      connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
+  watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
+                         {comm_.peer(peer).pid, describePeer(peer)}, &connection->ledger());
+  connections_[static_cast<size_t>(peer)] = std::move(connection);
+}
+
+void DeviceTeam::connectStagedTo(int peer) {
+  std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
+  const StagedLinkAddresses addresses{comm_.peer(rank_).listenAddress,
+                                      comm_.peer(peer).listenAddress};
+  std::unique_ptr<StagedDeviceConnection> connection = connectStaged(
+      comm_.pairWith(peer), *channel, addresses, shape_.slots, shape_.slotBytes, queue_,
+      Clock::now() + comm_.config().initTimeout, [this] { return comm_.abortRequested(); });
+  // A peer on another host is not a process this one can look at: its death shows as the
+  // link's error, which the staging thread hands to the watch.
+  watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
+                         {0, describePeer(peer)}, nullptr);
+  if (!staging_) {
+    staging_ = std::make_unique<StagingProgress>([this](const Error& error) {
+      watch_.failWith(Error(error.code(), str(error.what(),
+                                              "; the waits of the work on device "
+                                              "memory were released")));
+    });
+  }
+  staging_->add(*connection);
+  connections_[static_cast<size_t>(peer)] = std::move(connection);
 }
 
 void DeviceTeam::connectEveryone() {

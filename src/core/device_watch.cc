@@ -76,11 +76,11 @@ void DeviceWatch::callEnqueued(std::string description) {
 }
 
 void DeviceWatch::watchConnection(uint32_t* flags, size_t count, Peer peer,
-                                  const DeviceLedger& ledger) {
+                                  const DeviceLedger* ledger) {
   std::lock_guard lock(mutex_);
   flags_.emplace_back(flags, count);
   peers_.push_back(std::move(peer));
-  ledgers_.push_back(&ledger);
+  ledgers_.push_back(ledger);
 }
 
 void DeviceWatch::listenForNotices(std::function<std::optional<Error>()> poll) {
@@ -90,6 +90,7 @@ void DeviceWatch::listenForNotices(std::function<std::optional<Error>()> poll) {
 
 std::optional<Error> DeviceWatch::mismatchFromAPeer() const {
   for (size_t i = 0; i < ledgers_.size(); ++i) {
+    if (ledgers_[i] == nullptr) continue;
     if (std::optional<LedgerMismatch> found = ledgers_[i]->mismatchFromPeer()) {
       return Error(hoopInvalidUsage,
                    str(self_, " called ", found->readerCall, " on device memory but ",
@@ -104,7 +105,12 @@ std::optional<Error> DeviceWatch::mismatchFromAPeer() const {
 
 std::string DeviceWatch::whoLags() const {
   std::string lagging;
+  std::string elsewhere;  // peers on other hosts: what they enqueued is not visible here
   for (size_t i = 0; i < ledgers_.size(); ++i) {
+    if (ledgers_[i] == nullptr) {
+      elsewhere += str(elsewhere.empty() ? "" : ", ", peers_[i].name);
+      continue;
+    }
     const DeviceLedger& ledger = *ledgers_[i];
     const uint64_t expected = ledger.ownRecvsPosted();
     const uint64_t sent = ledger.peerSendsPosted();
@@ -115,11 +121,13 @@ std::string DeviceWatch::whoLags() const {
                      "or not all of it)");
     }
   }
-  if (lagging.empty()) {
-    return "every peer has enqueued the messages this rank waits for: the device work itself "
-           "does not progress";
+  if (!lagging.empty()) return lagging;
+  if (!elsewhere.empty()) {
+    return str("no peer on this host lags; of the peers on other hosts (", elsewhere,
+               ") one may not have made the call");
   }
-  return lagging;
+  return "every peer has enqueued the messages this rank waits for: the device work itself "
+         "does not progress";
 }
 
 std::optional<Error> DeviceWatch::failure() const {
@@ -202,7 +210,7 @@ void DeviceWatch::run() {
     std::optional<Error> found;
     const bool stalled = Clock::now() - lastProgress > kDeadPeerStall;
     for (const Peer& peer : stalled ? peers_ : std::vector<Peer>{}) {
-      if (kill(peer.pid, 0) != 0 && errno == ESRCH) {
+      if (peer.pid != 0 && kill(peer.pid, 0) != 0 && errno == ESRCH) {
         found = Error(hoopRemoteError, str(self_, ": ", peer.name, " exited while ", waiting,
                                            " was enqueued on device memory; its waits were "
                                            "released and the communicator failed"));

@@ -46,10 +46,11 @@ class DeviceWatch {
   uint32_t* counterOnDevice() const { return counterOnDevice_; }
   // Another call's work was enqueued; `description` names it in a time-out's message.
   void callEnqueued(std::string description);
-  // The flags of a new device connection (host addresses, `count` words), its peer, and the
-  // pair's ledger: a mismatch the peer found there fails this rank's work too, and a time-out
-  // names the peers that have not enqueued what this rank waits for.
-  void watchConnection(uint32_t* flags, size_t count, Peer peer, const DeviceLedger& ledger);
+  // The flags of a new device connection (host addresses, `count` words), its peer (pid 0: on
+  // another host, not looked at), and the pair's ledger (none for a staged connection, whose
+  // link checks every frame's call itself): a mismatch the peer found there fails this rank's work
+  // too, and a time-out names the peers that have not enqueued what this rank waits for.
+  void watchConnection(uint32_t* flags, size_t count, Peer peer, const DeviceLedger* ledger);
   // Where another rank's failure notice shows (no wait; nullopt when none came or it cannot
   // look now): a rank that found a mismatch or lost a peer tells every rank, and the ones whose
   // streams wait on something else hear it here rather than at their time-out.

@@ -49,7 +49,10 @@ struct DeviceConnectionResources {
   ~DeviceConnectionResources();
 };
 
-class DeviceConnection final : public Connection, public InPlaceReceive, public EagerMessages {
+class DeviceConnection final : public Connection,
+                               public DeviceSlotLink,
+                               public InPlaceReceive,
+                               public EagerMessages {
  public:
   DeviceConnection(DeviceCallQueue& queue, int self, int peer, DeviceSlotShape shape,
                    std::unique_ptr<DeviceConnectionResources> resources, std::string peerName);
@@ -84,14 +87,14 @@ class DeviceConnection final : public Connection, public InPlaceReceive, public 
 
   // One piece of a posted message, enqueued by the call queue: at most one slot's bytes, a send
   // on `stream`, a receive on the main stream.
-  void enqueueSendPiece(const char* data, size_t bytes, DeviceStream stream);
-  void enqueueRecvPiece(char* data, size_t bytes);
+  void enqueueSendPiece(const char* data, size_t bytes, DeviceStream stream) override;
+  void enqueueRecvPiece(char* data, size_t bytes) override;
   // Both directions' flags as the host sees them, for the abort's release.
   uint32_t* hostFlags() const { return static_cast<uint32_t*>(resources_->flags.data()); }
   size_t hostFlagCount() const { return resources_->ledgerOffset / sizeof(uint32_t); }
   // What both sides enqueued, for the watch: a mismatch the peer found, who lags at a time-out.
   const DeviceLedger& ledger() const { return ledger_; }
-  size_t slotBytes() const { return shape_.slotBytes; }
+  size_t slotBytes() const override { return shape_.slotBytes; }
 
  private:
   uint32_t* inboundFlag(size_t slot) const;

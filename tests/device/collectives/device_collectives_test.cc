@@ -84,6 +84,40 @@ TEST(DeviceEmulatedFailure, TheTimeOutReleasesTheWaitAndIsNamed) {
 
 TEST(DeviceEmulatedFailure, AbortReleasesTheWait) { expectRankZeroReleased(stuckJob("abort")); }
 
+// Ranks on several simulated hosts (HOOP_HOSTNAME): device messages between hosts are staged
+// through host memory over a TCP link of their own, the hierarchical schedules split the work
+// by host. The layout names each rank's host.
+std::vector<ProcessResult> acrossHosts(const std::string& layout, std::vector<std::string> args,
+                                       Env env = kEmulated) {
+  std::vector<Env> perRank;
+  for (char host : layout) perRank.push_back({{"HOOP_HOSTNAME", std::string("host-") + host}});
+  return runWithUniqueId(static_cast<int>(layout.size()), args, env, 300, perRank);
+}
+
+class DeviceEmulatedAcrossHosts : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceEmulatedAcrossHosts, EveryCollectiveDtypeOpAndCount) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "sweep"}));
+}
+
+TEST_P(DeviceEmulatedAcrossHosts, RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "random"}));
+}
+
+TEST_P(DeviceEmulatedAcrossHosts, SendRecvGroups) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "p2p"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, DeviceEmulatedAcrossHosts,
+                         ::testing::Values("ab", "aab", "aabb"));
+
+TEST(DeviceEmulatedFailure, AKilledPeerOnAnotherHostReleasesTheWaitAndIsNamed) {
+  const auto results = acrossHosts("abb", {"--suite", "dead-peer"});
+  removeEmulatedSegmentsOfDeadProcesses();
+  expectRankZeroReleased(results);
+  EXPECT_EQ(results[1].status, 128 + SIGKILL) << results[1].output;
+}
+
 // Every rank must end the mismatched call with hoopInvalidUsage naming both calls (the worker
 // checks), well before the time-out that would otherwise end it.
 void expectEveryRankToldOfTheMismatch(const std::string& how, int ranks) {
