@@ -3,8 +3,9 @@
 # and hoop-cuda-bench, run them (each test in a process of its own, as ctest does: a process that
 # initialised CUDA cannot use it in a forked child, which the IPC test needs), run the device
 # collectives across ranks on the one GPU (hoop_device_worker under hooprun: sweep at 2, 3, 4 and
-# 8 ranks, p2p, random and graph capture at 4, the time-out and abort at 3), a short compute-sanitizer pass where the tool is installed (the
-# kernel sweep, then a 2-rank device allreduce), hoop-perf on device buffers at 2 and 4 ranks, and
+# 8 ranks, p2p, random and graph capture at 4, the time-out, abort and a mismatched call at 3, the
+# sweep and random floats at 4 ranks on two simulated hosts), a short compute-sanitizer pass
+# where the tool is installed (the kernel sweep, then a 2-rank device allreduce), hoop-perf on device buffers at 2 and 4 ranks, and
 # print a short table last.
 #
 #   tools/gpu-check.sh                       build here (build-gpu/) and run, sizes 1 MiB .. 1 GiB
@@ -219,6 +220,19 @@ run_ranks "device random 4 ranks" 4 "$worker_path" --suite random
 run_ranks "device graph 4 ranks" 4 "$worker_path" --suite graph
 run_ranks "device time-out 3 ranks" 3 -x HOOP_TIMEOUT=2 "$worker_path" --suite timeout
 run_ranks "device abort 3 ranks" 3 "$worker_path" --suite abort
+run_ranks "device mismatch 3 ranks" 3 -x HOOP_TIMEOUT=20 "$worker_path" --suite mismatch-kind
+# Two simulated hosts on the one GPU (each rank's HOOP_HOSTNAME from its rank): device messages
+# between them are staged through pinned host memory over TCP, the hierarchical schedules split
+# the work by host.
+two_hosts="$log_dir/two-hosts.sh"
+cat >"$two_hosts" <<'WRAP'
+#!/usr/bin/env bash
+export HOOP_HOSTNAME="gpu-host-$((HOOP_RANK % 2))"
+exec "$@"
+WRAP
+chmod +x "$two_hosts"
+run_ranks "device sweep 4 ranks on 2 simulated hosts" 4 "$two_hosts" "$worker_path" --suite sweep
+run_ranks "device random 4 ranks on 2 simulated hosts" 4 "$two_hosts" "$worker_path" --suite random
 
 # ---- compute-sanitizer, where installed: memcheck over a short part of the kernel sweep. ----
 sanitizer_line="compute-sanitizer not found: not run"
