@@ -84,7 +84,8 @@ SplitPlan awaitPlan(std::future<SplitPlan>& future, hoopComm* waiting) {
     return future.get();
   } catch (const std::future_error&) {
     fail(hoopInvalidUsage, kCall,
-         ": the parent communicator was aborted before its queue ran the split's exchange");
+         ": the parent communicator's queue dropped the split's exchange (the parent was "
+         "aborted, or an earlier call on it failed)");
   }
 }
 
@@ -98,8 +99,10 @@ hoopResult_t splitNow(hoopComm* comm, const Side& side, hoopComm_t* newcomm) {
   });
   if (status != hoopSuccess || !plan->member) return status;
   status = makeMember(plan, side.settings, newcomm);
-  if (status != hoopSuccess && status != hoopInProgress)
+  // The new communicator's failure, told on the parent too (the call was made on it).
+  if (status != hoopSuccess && status != hoopInProgress) {
     record(comm, status, hoopGetLastError(nullptr));
+  }
   return status;
 }
 

@@ -422,6 +422,42 @@ void premulSum() {
     ok(hoopRedOpDestroy(fromDevice, comm), "destroy");
     ok(hoopRedOpDestroy(fromHost, comm), "destroy");
   }
+  // A communicator split from this one serves device memory as any other; its keys reverse the
+  // ranks.
+  {
+    hoopComm_t reversed = nullptr;
+    ok(hoopCommSplit(comm, 0, nranks - rank, &reversed, nullptr), "hoopCommSplit");
+    int newRank = -1;
+    ok(hoopCommUserRank(reversed, &newRank), "rank in the split");
+    if (newRank != nranks - 1 - rank) die("the split did not reverse the ranks");
+    const int32_t jobRank = rank;
+    const std::vector<char> mine(reinterpret_cast<const char*>(&jobRank),
+                                 reinterpret_cast<const char*>(&jobRank) + sizeof(jobRank));
+    std::vector<char> expected;
+    for (int r = nranks - 1; r >= 0; --r) {
+      const auto value = static_cast<int32_t>(r);
+      expected.insert(expected.end(), reinterpret_cast<const char*>(&value),
+                      reinterpret_cast<const char*>(&value) + sizeof(value));
+    }
+    DeviceBuffer send(mine.size(), &mine);
+    DeviceBuffer gathered(expected.size());
+    ok(hoopAllGather(send.data(), gathered.data(), 1, hoopInt32, reversed, stream),
+       "allgather on the split");
+    check(gathered, expected, DataType::kInt32, "allgather of job ranks on the split");
+    const size_t count = 4099;
+    std::vector<char> factor = hoop::test::premulFactorBytes(DataType::kInt32, rank);
+    hoopRedOp_t op = hoopSum;
+    ok(hoopRedOpCreatePreMulSum(&op, factor.data(), hoopInt32, hoopScalarHostImmediate, reversed),
+       "create on the split");
+    const std::vector<char> input = hoop::test::premulInputs(DataType::kInt32, rank, count);
+    DeviceBuffer data(input.size(), &input);
+    ok(hoopAllReduce(data.data(), data.data(), count, hoopInt32, op, reversed, stream),
+       "premultiplied allreduce on the split");
+    check(data, hoop::test::premulExpected(DataType::kInt32, nranks, count), DataType::kInt32,
+          "premultiplied allreduce on the split");
+    ok(hoopCommDestroy(reversed), "destroy the split");
+  }
+
   // Enqueued, then finalized: once hoopCommFinalize returns the device has run it.
   const size_t count = 65537;
   const DataType t = DataType::kFloat32;
