@@ -76,7 +76,8 @@ typedef enum {
   /* A pointer read each time a call with the op runs: on device memory calls the device reads it
    * in stream order (device memory), or the CPU when the call is enqueued (host memory); on host
    * memory calls the CPU reads it when the call runs (copying it from the device if it is device
-   * memory). The scalar must stay valid while the op lives. */
+   * memory). The scalar must stay valid while the op lives and until the calls made with it have
+   * run. */
   hoopScalarDevice = 0,
   /* Copied when the op is made. */
   hoopScalarHostImmediate = 1
@@ -269,13 +270,13 @@ hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t datatype, int
 /* A reduction op for comm's calls on datatype alone: every rank's input multiplied by *scalar (one
  * element of datatype, see hoopScalarResidence_t), then summed, as hoopSum would (the same bits
  * on every rank; integers wrap; fp16 and bf16 multiply in fp32 and round once). Each rank makes
- * its own, with its own scalar; the call is local. *op is hoopNumOps or above, never the value of
- * another op made in this process, and serves hoopAllReduce, hoopReduce and hoopReduceScatter on
- * comm: on another communicator, another datatype, or after hoopRedOpDestroy it is
- * hoopInvalidArgument naming it. Destroying comm destroys its ops. */
+ * its own, with its own scalar; the call is local. *op is hoopNumOps or above, not the value of
+ * another op made in this process (until 2^31 of them were), and serves hoopAllReduce, hoopReduce
+ * and hoopReduceScatter on comm: on another communicator, another datatype, or after
+ * hoopRedOpDestroy it is hoopInvalidArgument naming it. Destroying comm destroys its ops. */
 hoopResult_t hoopRedOpCreatePreMulSum(hoopRedOp_t* op, void* scalar, hoopDataType_t datatype,
                                       hoopScalarResidence_t residence, hoopComm_t comm);
-/* Calls already made with op are not affected (they took the scalar, or its pointer, with them). */
+/* Calls already made with op are not affected: they took the scalar, or its pointer, with them. */
 hoopResult_t hoopRedOpDestroy(hoopRedOp_t op, hoopComm_t comm);
 
 /* Calls between hoopGroupStart and hoopGroupEnd are issued together at hoopGroupEnd: sends and
