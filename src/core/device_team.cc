@@ -1,12 +1,14 @@
 #include "core/device_team.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "core/communicator.h"
+#include "core/premultiply.h"
 #include "transport/cuda_ipc/device_setup.h"
 #include "transport/device_staging/staged_setup.h"
 
@@ -38,6 +40,7 @@ DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
       shape_(deviceSlotShape(comm.chunkBytes())),
       queue_(runtime),
       executor_(runtime, nullptr, &queue_),
+      premultiplied_(executor_.newStaging()),
       connections_(static_cast<size_t>(comm.size())),
       watch_(runtime, comm.config().opTimeout, comm.rank()) {
   takeShapeOf(comm);
@@ -117,6 +120,23 @@ void DeviceTeam::abandonCall(const Error& error) {
     // Enqueueing the end failed too: the watch still fails the work enqueued before.
   }
   watch_.failWith(error);
+}
+
+void DeviceTeam::finishEnqueuedWork() {
+  // The watch ends work that cannot finish (a dead peer, HOOP_TIMEOUT) by releasing its waits, so
+  // the streams drain in any case; the bound below is only a backstop.
+  constexpr auto kPoll = std::chrono::milliseconds(50);
+  const auto end = Clock::now() + 2 * comm_.config().opTimeout;
+  while (!watch_.drainWithin(kPoll, /*release=*/false)) {
+    if (comm_.abortRequested()) {
+      fail(hoopRemoteError, "rank ", rank_, ": aborted while waiting for device work to finish");
+    }
+    if (Clock::now() >= end) {
+      fail(hoopTimeout, "rank ", rank_,
+           ": device work of this communicator did not finish within twice HOOP_TIMEOUT");
+    }
+  }
+  if (std::optional<Error> failure = watch_.failure()) throw *failure;
 }
 
 std::string DeviceTeam::describePeer(int rank) const { return comm_.describePeer(rank); }
@@ -218,12 +238,40 @@ void DeviceTeam::adoptAlgorithms(AlgoOverrides algorithms) {
   forgetScheduleMemos();
 }
 
-void runDeviceCollective(Communicator& comm, CollectiveArgs args) {
+namespace {
+
+// The factor as the scale kernel takes it: a pointer to device memory stays one (read in stream
+// order); a host one is read now, when the call is enqueued.
+ScaleFactor onTheStream(const PreMulFactor& factor, size_t size) {
+  ScaleFactor scale;
+  switch (factor.source) {
+    case PreMulFactor::Source::kValue: scale.value = factor.value; break;
+    case PreMulFactor::Source::kHostPointer:
+      std::memcpy(scale.value.data(), factor.pointer, size);
+      break;
+    case PreMulFactor::Source::kDevicePointer: scale.onDevice = factor.pointer; break;
+  }
+  return scale;
+}
+
+}  // namespace
+
+void runDeviceCollective(Communicator& comm, CollectiveArgs args, const PreMulFactor* premultiply) {
   DeviceTeam& team = comm.deviceTeam();
   // Every pair at once, in the one global order, before a schedule asks for its peers one by
   // one: a ring's ranks each asking their next for a blocking setup would wait in a circle.
   team.connectEveryone();
   args.executor = &team.beginCall(args.stream);
+  const size_t count = premultiply != nullptr ? premultipliedCount(args, comm.size()) : 0;
+  if (count > 0) {
+    // On the call's stream after beginCall: behind the previous call, which may still read the
+    // scaled input of its own from the same memory, and ahead of every send of this one.
+    const size_t size = dataTypeSize(args.type);
+    char* scaled = team.premultipliedInput(count * size);
+    team.runtime().scale(scaled, args.send, count, args.type, onTheStream(*premultiply, size),
+                         args.stream);
+    args.send = scaled;
+  }
   try {
     runCollective(team, args);
   } catch (const Error& error) {

@@ -46,6 +46,13 @@ class DeviceTeam final : public Team {
   void endCall();
   // Ends a call that failed while it was enqueued: the communicator fails with `error`.
   void abandonCall(const Error& error);
+  // Where a premultiplied sum's scaled input goes (core/premultiply.h): device memory that grows
+  // and keeps what it outgrew, as the schedules' staging does, since calls are ordered one after
+  // another on the device and an outgrown buffer may still be read by work on a stream.
+  char* premultipliedInput(size_t bytes) { return premultiplied_->reserve(bytes); }
+  // Waits until the device has run every call enqueued so far (hoopCommFinalize). Throws the
+  // failure that ended them, if one did, and stops early on an abort.
+  void finishEnqueuedWork();
   DeviceRuntime& runtime() const { return runtime_; }
   // The error that ended the device work (a dead peer, the time-out), once the watch found one.
   std::optional<Error> failure() const { return watch_.failure(); }
@@ -81,6 +88,7 @@ class DeviceTeam final : public Team {
   DeviceSlotShape shape_;
   mutable DeviceCallQueue queue_;
   DeviceExecutor executor_;
+  std::unique_ptr<Staging> premultiplied_;
   // By peer rank: a DeviceConnection on this host, a StagedDeviceConnection on another.
   std::vector<std::unique_ptr<Connection>> connections_;
   bool spansHosts_ = false;
@@ -98,8 +106,11 @@ class DeviceTeam final : public Team {
 };
 
 // Runs a collective on device memory (args.memory kDevice, args.stream the call's stream): its
-// work is enqueued on the stream when this returns.
-void runDeviceCollective(Communicator& comm, CollectiveArgs args);
+// work is enqueued on the stream when this returns. With `premultiply` (a sum), every element of
+// the input is first multiplied by that factor, on the stream (core/premultiply.h).
+struct PreMulFactor;
+void runDeviceCollective(Communicator& comm, CollectiveArgs args,
+                         const PreMulFactor* premultiply = nullptr);
 // The same for a group's sends and receives, all on `stream`.
 void runDeviceP2pGroup(Communicator& comm, std::vector<P2pOp> ops, DeviceStream stream);
 

@@ -47,6 +47,12 @@ TEST_P(DeviceEmulated, CollectivesCapturedInAGraphReplayExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DeviceEmulated, ::testing::Values(1, 2, 3, 4, 8));
 
+// Premultiplied sums on device memory (the scale kernel on the stream, then the sum), every
+// datatype and where the factor lives, then hoopCommFinalize waiting for the device.
+TEST(DeviceEmulatedPreMulSum, EveryReductionAndDatatypeIsExactAtTwoRanks) {
+  expectAllPassed(runWithUniqueId(2, {"--suite", "premulsum"}, kEmulated));
+}
+
 // Rank 0's stream waits on peers that will never send; what releases it.
 std::vector<ProcessResult> stuckJob(const std::string& how, Env env = kEmulated) {
   return runWithUniqueId(3, {"--suite", how}, env, 60);
