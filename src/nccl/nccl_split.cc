@@ -69,16 +69,21 @@ HOOP_NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, nc
     }
     const CommSettings settings = childSettings(parent, config, kCall);
     const hoopComm_t parentHoop = parent->hoop;
+    // Without a config hoop's split passes the parent's settings on itself.
+    const bool inherit = config == nullptr;
     if (color == NCCL_SPLIT_NOCOLOR) {
       // This rank takes part in the split and joins no communicator: *newcomm stays NULL.
       hoopConfig_t given = settings.hoop;
-      return createComm(nullptr, kCall, [parentHoop, key, given](hoopComm_t* made) mutable {
-        return hoopCommSplit(parentHoop, HOOP_SPLIT_NOCOLOR, key, made, &given);
-      });
+      return createComm(nullptr, kCall,
+                        [parentHoop, key, given, inherit](hoopComm_t* made) mutable {
+                          return hoopCommSplit(parentHoop, HOOP_SPLIT_NOCOLOR, key, made,
+                                               inherit ? nullptr : &given);
+                        });
     }
     return makeChild(parent, settings, newcomm, kCall,
-                     [parentHoop, color, key](hoopComm_t* made, hoopConfig_t* given) {
-                       return hoopCommSplit(parentHoop, color, key, made, given);
+                     [parentHoop, color, key, inherit](hoopComm_t* made, hoopConfig_t* given) {
+                       return hoopCommSplit(parentHoop, color, key, made,
+                                            inherit ? nullptr : given);
                      });
   });
 }
