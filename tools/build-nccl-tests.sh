@@ -16,7 +16,11 @@
 # - NVCC_GENCODE defaults to sm_90 (H100, H200) to keep the build short; CUDA_HOME defaults to
 #   /usr/local/cuda, else /usr/local/cuda-13.0.
 #
-# Leaves OUT_DIR/bin/{all_reduce,all_gather,broadcast,reduce_scatter}_perf and OUT_DIR/mpi/lib.
+# - The CUDA runtime is linked statically (CUDARTLIB=cudart_static): the GPU machine needs only
+#   its driver.
+#
+# Leaves OUT_DIR/bin/{all_reduce,all_gather,broadcast,reduce_scatter}_perf and, for their run
+# time, OUT_DIR/mpi/lib/libhoop-mpi-standin.so (on LD_LIBRARY_PATH, with hoop's libnccl.so.2).
 set -euo pipefail
 [ $# -ge 2 ] && [ $# -le 3 ] || {
   echo "usage: $0 NCCL_TESTS_SRC OUT_DIR [HOOP_BUILD_DIR]" >&2
@@ -55,19 +59,23 @@ libhoop="$(ls "$hoop_build"/src/libhoop.so.* 2>/dev/null | head -1)"
 }
 
 # The MPI stand-in, on hoop's C API.
+mpi_soname=libhoop-mpi-standin.so
 mkdir -p "$out/mpi/include" "$out/mpi/lib" "$out/bin"
 cp "$here/nccl-tests/mpi.h" "$out/mpi/include/mpi.h"
 "${CXX:-g++}" -std=c++17 -O2 -fPIC -shared -Wall -Wextra -Werror \
   -I"$here/nccl-tests" -I"$here/../include" "$here/nccl-tests/hoop_mpi.cc" \
-  -L"$hoop_build/src" -lhoop -Wl,-soname,libmpi.so -Wl,-rpath,"$hoop_build/src" \
-  -o "$out/mpi/lib/libmpi.so"
+  -L"$hoop_build/src" -lhoop -Wl,-soname,"$mpi_soname" -Wl,-rpath,"$hoop_build/src" \
+  -o "$out/mpi/lib/$mpi_soname"
+# nccl-tests links -lmpi; its binaries then need the soname, which no MPI installation has, so an
+# installed OpenMPI's libmpi.so can never stand in for it by accident.
+ln -sf "$mpi_soname" "$out/mpi/lib/libmpi.so"
 
 programs=(all_reduce_perf all_gather_perf broadcast_perf reduce_scatter_perf)
 targets=()
 for program in "${programs[@]}"; do targets+=("$out/build/$program"); done
 start=$(date +%s)
 make -C "$src/src" -j "${HOOP_NCCL_TESTS_JOBS:-2}" MPI=1 MPI_HOME="$out/mpi" \
-  NCCL_HOME="$nccl_home" CUDA_HOME="$cuda_home" BUILDDIR="$out/build" \
+  NCCL_HOME="$nccl_home" CUDA_HOME="$cuda_home" BUILDDIR="$out/build" CUDARTLIB=cudart_static \
   NVCC_GENCODE="${NVCC_GENCODE:--gencode=arch=compute_90,code=sm_90}" \
   "${targets[@]}" >"$out/build.log" 2>&1 || {
   tail -30 "$out/build.log"

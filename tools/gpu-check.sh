@@ -124,7 +124,7 @@ if [ "$mode" = pack ]; then
     for program in "${nccl_programs[@]}"; do
       strip --strip-debug -o "$pack_dir/$program" "$(built_program "$program")"
     done
-    cp -L "$build_dir/nccl-tests/mpi/lib/libmpi.so" "$pack_dir/lib/"
+    cp -L "$build_dir/nccl-tests/mpi/lib/libhoop-mpi-standin.so" "$pack_dir/lib/"
   fi
   cp -L "$build_dir/src/libnccl.so.2" "$pack_dir/lib/libnccl.so.2"
   strip --strip-debug "$pack_dir/lib/libnccl.so.2"

@@ -40,7 +40,8 @@ Type typeOf(MPI_Datatype type, const char* call) {
     case MPI_CHAR: return {hoopUint8, 1};
     case MPI_INT: return {hoopInt32, 4};
     case MPI_LONG:
-    case MPI_LONG_LONG: return {hoopInt64, 8};
+    case MPI_LONG_LONG:
+    case MPI_INT64_T: return {hoopInt64, 8};
     case MPI_UNSIGNED_LONG: return {hoopUint64, 8};
     case MPI_DOUBLE: return {hoopFloat64, 8};
     case MPI_FLOAT: return {hoopFloat32, 4};

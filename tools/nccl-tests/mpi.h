@@ -28,6 +28,7 @@ typedef int MPI_Op;
 #define MPI_DOUBLE ((MPI_Datatype)6)
 #define MPI_FLOAT ((MPI_Datatype)7)
 #define MPI_UNSIGNED_LONG ((MPI_Datatype)8)
+#define MPI_INT64_T ((MPI_Datatype)9)
 
 #define MPI_SUM ((MPI_Op)1)
 #define MPI_MIN ((MPI_Op)2)
