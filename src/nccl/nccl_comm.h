@@ -10,8 +10,8 @@
 #include <string>
 
 #include "base/error.h"
+#include "hoop/hoop.h"
 #include "nccl.h"
-#include "nccl/hoop_api.h"
 
 // Exported under NCCL's name; HOOP_NCCL_SECOND_NAME adds the pnccl name NCCL's profilers call.
 #define HOOP_NCCL_API extern "C" __attribute__((visibility("default")))

@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "hoop/hoop.h"
 #include "nccl.h"
-#include "nccl/hoop_api.h"
 
 namespace hoop::nccl {
 

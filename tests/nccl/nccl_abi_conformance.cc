@@ -463,6 +463,51 @@ void runCollectives(ncclComm_t comm, int rank, int size) {
   }
 }
 
+// ncclRedOpCreatePreMulSum: every rank's input times its own scalar (rank + 2), summed, for
+// all-reduce, reduce and reduce-scatter at every datatype. With ncclScalarHostImmediate the
+// scalar is copied at creation; with ncclScalarDevice it is read when each call runs (on host
+// buffers, by the CPU then), so a change after creation shows.
+void checkPreMulSum(ncclComm_t comm, int rank, int size) {
+  const size_t count = 100;
+  const size_t ranks = static_cast<size_t>(size);
+  auto input = [](size_t i) { return static_cast<long long>(i % 3) + 1; };
+  for (ncclDataType_t type : kReduced) {
+    for (ncclScalarResidence_t residence : {ncclScalarHostImmediate, ncclScalarDevice}) {
+      Buffer scalar = make(1, type);
+      // A device-resident scalar is set only after creation: a copy made at creation would be 0.
+      put(scalar.data(), 0, type, residence == ncclScalarDevice ? 0 : rank + 2);
+      ncclRedOp_t op = ncclSum;
+      mustSucceed(ncclRedOpCreatePreMulSum(&op, scalar.data(), type, residence, comm),
+                  "ncclRedOpCreatePreMulSum", comm);
+      expectEqual("a premultiplied sum's op is past the built-in ones", op >= ncclNumOps, 1);
+      put(scalar.data(), 0, type, rank + 2);
+      long long factor = 0;
+      for (int r = 0; r < size; ++r) factor += r + 2;
+      Buffer send = make(count * ranks, type), recv = make(count * ranks, type),
+             want = make(count * ranks, type);
+      for (size_t i = 0; i < count * ranks; ++i) {
+        put(send.data(), i, type, input(i));
+        put(want.data(), i, type, factor * input(i));
+      }
+      const std::string what = label("premultiplied sum", type, static_cast<int>(residence));
+      mustSucceed(ncclAllReduce(send.data(), recv.data(), count, type, op, comm, nullptr),
+                  "ncclAllReduce with a premultiplied sum", comm);
+      expectSame(recv, want, count, type, what + " ncclAllReduce");
+      mustSucceed(ncclReduce(send.data(), recv.data(), count, type, op, 0, comm, nullptr),
+                  "ncclReduce with a premultiplied sum", comm);
+      if (rank == 0) expectSame(recv, want, count, type, what + " ncclReduce");
+      mustSucceed(ncclReduceScatter(send.data(), recv.data(), count, type, op, comm, nullptr),
+                  "ncclReduceScatter with a premultiplied sum", comm);
+      Buffer wantBlock = make(count, type);
+      for (size_t i = 0; i < count; ++i) {
+        put(wantBlock.data(), i, type, factor * input(static_cast<size_t>(rank) * count + i));
+      }
+      expectSame(recv, wantBlock, count, type, what + " ncclReduceScatter");
+      mustSucceed(ncclRedOpDestroy(op, comm), "ncclRedOpDestroy", comm);
+    }
+  }
+}
+
 // ---- Other ways to make and use communicators. ----
 
 // The rank's 32-bit sum over comm (ranks' values given by `value`), checked.
@@ -595,6 +640,7 @@ int runRank(const std::string& idDir) {
   expectEqual("ncclCommUserRank", user, rank);
 
   runCollectives(comm, rank, size);
+  checkPreMulSum(comm, rank, size);
   checkSplit(comm, rank, size);
   checkNonBlocking(nonBlockingId, rank, size);
   checkShrink(comm, rank, size);
