@@ -286,6 +286,25 @@ hoopResult_t hoopGroupEnd(void);
 /* Returns once every rank of comm has called it. */
 hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream);
 
+/* hoop extensions for programs that manage CUDA themselves, such as hoop's NCCL library
+ * (libnccl.so.2, docs/nccl.md). Only hoopMemAlloc initialises CUDA in a process that has not
+ * used it. */
+/* *isDevice = 1 when `pointer` is device memory (CUDA's, or hoop's emulated device's), which hoop's
+ * calls enqueue on a stream; 0 for host, pinned or managed memory, which they serve on the host. */
+hoopResult_t hoopPointerIsDevice(const void* pointer, int* isDevice);
+/* Returns once the work enqueued on `stream` so far has run. NULL is CUDA's legacy default stream
+ * where the process uses CUDA, and nothing to wait for where it does not. A stream being captured
+ * into a graph cannot be waited for: hoopInvalidUsage. */
+hoopResult_t hoopStreamSynchronize(hoopStream_t stream);
+/* The calling thread's current CUDA device (0 under HOOP_DEVICE_EMULATION), or -1 where there is
+ * none to name: a process that has not used CUDA, or a hoop built without it. */
+hoopResult_t hoopGetDevice(int* device);
+/* Device memory of the current device through hoop's device runtime (cudaMalloc, or the
+ * emulation's), and its release; size 0 gives NULL, and hoopMemFree(NULL) does nothing.
+ * hoopInvalidUsage where hoop has no device runtime (built without CUDA, no emulation). */
+hoopResult_t hoopMemAlloc(void** pointer, size_t size);
+hoopResult_t hoopMemFree(void* pointer);
+
 #ifdef __cplusplus
 }
 #endif
