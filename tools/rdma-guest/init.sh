@@ -1,0 +1,89 @@
+#!/bin/bash
+# PID 1 of the guest, started by the initramfs with the shares mounted under /share:
+#   /share/build  hoop's programs and libraries (read-only), also mounted where the build is on
+#                 the host, so paths compiled into the tests hold
+#   /share/src    the source tree (read-only), likewise also at its host path
+#   /share/out    the run's results: the suite's status and logs, read by tools/rdma-check.sh
+# It mounts the usual file systems, sets up the RDMA devices and the two simulated hosts
+# (layout.sh), runs the suite within the run's deadline, writes its status and powers off.
+# It must never exit on its own: PID 1 ending is a kernel panic.
+set -uo pipefail
+export PATH=/share/src/tools/rdma-guest/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+
+readonly out=/share/out
+readonly guest_tools=/share/src/tools/rdma-guest
+
+note() { echo "rdma-guest [$(cut -d' ' -f1 /proc/uptime)s]: $*"; }
+
+power_off() {
+  sync
+  echo o >/proc/sysrq-trigger
+  sleep 60
+}
+
+finish() {
+  echo "$1" >"$out/status"
+  note "suite status $1"
+  power_off
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=755 tmpfs /run
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
+hostname guest
+# Verbs pin every registered buffer: without this only 8 MiB could be registered.
+ulimit -l unlimited
+ulimit -n 65536
+note "userspace up, kernel $(uname -r)"
+
+# shellcheck source=/dev/null # written by tools/rdma-check.sh
+. /share/guest.env || finish 3
+
+# The host's paths of the build and the source tree, the shorter first (the build may lie
+# inside the source tree).
+for pair in "$host_source_dir:/share/src" "$host_build_dir:/share/build"; do
+  mkdir -p "${pair%%:*}" 2>/dev/null
+  mount --bind "${pair#*:}" "${pair%%:*}" || {
+    note "cannot mount ${pair#*:} at ${pair%%:*}"
+    finish 3
+  }
+done
+# Libraries the root lacks: where the loader looks anyway, so that a rank started with a clean
+# environment (HOOP_RSH) finds them too.
+mkdir -p /usr/local/lib && cp -a /share/build/lib/. /usr/local/lib/ && ldconfig
+
+"$guest_tools/layout.sh" >"$out/layout.log" 2>&1
+layout_status=$?
+cat "$out/layout.log"
+if ((layout_status != 0)); then
+  note "setting up the RDMA devices and hosts failed ($layout_status)"
+  finish 3
+fi
+# shellcheck source=/dev/null # written by layout.sh
+. /run/rdma-guest/env
+
+# The suite gets what is left of the run's time less a margin to report and power off.
+seconds_left=$((deadline - $(date +%s) - 20))
+if ((seconds_left < 10)); then
+  note "no time left for the suite"
+  finish 124
+fi
+note "running $suite (at most $seconds_left s)"
+cd /tmp || finish 3
+timeout -k 5 "$seconds_left" bash "/share/src/$suite" 2>&1 | tee "$out/suite.log"
+status=${PIPESTATUS[0]}
+if ((status == 124 || status == 137)); then
+  note "$suite ran out of time; what was still running:"
+  ps -eo pid,ppid,etimes,args --forest | grep -v ' \[' | tail -40
+  status=124
+fi
+finish "$status"
