@@ -45,7 +45,10 @@ ulimit -l unlimited
 ulimit -n 65536
 note "userspace up, kernel $(uname -r)"
 
-# shellcheck source=/dev/null # written by tools/rdma-check.sh
+# deadline (seconds since the epoch), suite (path in the source tree), host_build_dir and
+# host_source_dir, written by tools/rdma-check.sh.
+deadline="" suite="" host_build_dir="" host_source_dir=""
+# shellcheck source=/dev/null
 . /share/guest.env || finish 3
 
 # The host's paths of the build and the source tree, the shorter first (the build may lie
@@ -79,11 +82,22 @@ if ((seconds_left < 10)); then
 fi
 note "running $suite (at most $seconds_left s)"
 cd /tmp || finish 3
-timeout -k 5 "$seconds_left" bash "/share/src/$suite" 2>&1 | tee "$out/suite.log"
-status=${PIPESTATUS[0]}
-if ((status == 124 || status == 137)); then
+# Whichever ends first, the suite or its time: a suite still running is shown (ps) before the
+# power-off ends it.
+bash "/share/src/$suite" > >(tee "$out/suite.log") 2>&1 &
+suite_pid=$!
+sleep "$seconds_left" &
+timer_pid=$!
+wait -n -p first "$suite_pid" "$timer_pid"
+status=$?
+if [[ ${first:-} == "$suite_pid" ]]; then
+  kill "$timer_pid"
+else
   note "$suite ran out of time; what was still running:"
-  ps -eo pid,ppid,etimes,args --forest | grep -v ' \[' | tail -40
+  # Kernel threads (names in brackets) left out.
+  # shellcheck disable=SC2009 # pgrep cannot draw the tree
+  ps -eo pid,ppid,etimes,args --forest | grep -v '[0-9] *\[.*\]$' | tail -60
   status=124
 fi
+sleep 0.5 # the last of the suite's output through tee
 finish "$status"

@@ -35,7 +35,9 @@ say() { echo "layout: $*"; }
 # the address or the device appears, so this waits for it (up to 10 s).
 gid_index() {
   local device=$1 addr=$2 wanted index gid type tries
-  wanted=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${addr//./ })
+  local octets
+  IFS=. read -r -a octets <<<"$addr"
+  wanted=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${octets[@]}")
   for ((tries = 0; tries < 100; tries++)); do
     for ((index = 0; index < 16; index++)); do
       read -r gid <"/sys/class/infiniband/$device/ports/1/gids/$index" 2>/dev/null || continue
