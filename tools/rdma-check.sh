@@ -294,24 +294,25 @@ share="$run_dir/share"
 rm -rf "$run_dir"
 mkdir -p "$share/build/lib" "$share/src" "$share/out"
 
-# Every ELF file of the build (programs, test binaries, libhoop.so) keeps its place, so the
-# paths compiled into the tests (helper programs, RPATH) hold once the guest mounts the copy
-# where the build is on this host. Hard links make the copy free where the file system allows.
+# The build as it is, less its objects and archives: every program, test and library keeps its
+# place, so the paths compiled into the tests (helper programs, RPATH) hold once the guest mounts
+# the copy where the build is on this host. Hard links make the copy free where the file system
+# allows.
 is_elf() {
   local magic
   IFS= read -r -N4 magic <"$1" 2>/dev/null && [[ $magic == $'\x7fELF' ]]
 }
 elf_files=()
+file_count=0
 while IFS= read -r -d '' file; do
-  is_elf "$file" && elf_files+=("$file")
-done < <(find "$build_dir" \( -name CMakeFiles -o -path "$run_dir" \) -prune -o -type f \
-  \( -perm -u+x -o -name '*.so*' \) -print0)
-((${#elf_files[@]} > 0)) || die 2 "$build_dir has no programs"
-for file in "${elf_files[@]}"; do
   relative=${file#"$build_dir"/}
   mkdir -p "$share/build/$(dirname "$relative")"
   ln "$file" "$share/build/$relative" 2>/dev/null || cp -p "$file" "$share/build/$relative"
-done
+  file_count=$((file_count + 1))
+  [[ -x $file || $file == *.so* ]] && is_elf "$file" && elf_files+=("$file")
+done < <(find "$build_dir" \( -name CMakeFiles -o -path "$run_dir" \) -prune -o -type f \
+  ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0)
+((${#elf_files[@]} > 0)) || die 2 "$build_dir has no programs"
 # Libraries the programs load that the guest root does not have, found by ldd here.
 for lib in $(for file in "${elf_files[@]}"; do ldd "$file" 2>/dev/null; done |
   awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
@@ -319,7 +320,7 @@ for lib in $(for file in "${elf_files[@]}"; do ldd "$file" 2>/dev/null; done |
   [[ -e $guest/root/usr/lib/x86_64-linux-gnu/$name || -e $share/build/lib/$name ]] ||
     cp -L "$lib" "$share/build/lib/"
 done
-log "shared ${#elf_files[@]} programs and libraries of $build_dir;" \
+log "shared $file_count files of $build_dir (${#elf_files[@]} programs and libraries);" \
   "added $(find "$share/build/lib" -type f | wc -l) libraries the guest lacks"
 
 # What the guest's init reads (tools/rdma-guest/init.sh).

@@ -60,13 +60,14 @@ for pair in "$host_source_dir:/share/src" "$host_build_dir:/share/build"; do
     finish 3
   }
 done
-# Libraries the root lacks: where the loader looks anyway, so that a rank started with a clean
-# environment (HOOP_RSH) finds them too.
-mkdir -p /usr/local/lib && cp -a /share/build/lib/. /usr/local/lib/ && ldconfig
+# Libraries the root lacks go where the loader looks without being told (no LD_LIBRARY_PATH,
+# which a rank started with a clean environment through HOOP_RSH would not have, and no
+# ldconfig, slow here).
+cp -a /share/build/lib/. /usr/lib/x86_64-linux-gnu/
+note "shares mounted, setting up the RDMA devices and the two hosts"
 
-"$guest_tools/layout.sh" >"$out/layout.log" 2>&1
-layout_status=$?
-cat "$out/layout.log"
+"$guest_tools/layout.sh" 2>&1 | tee "$out/layout.log"
+layout_status=${PIPESTATUS[0]}
 if ((layout_status != 0)); then
   note "setting up the RDMA devices and hosts failed ($layout_status)"
   finish 3

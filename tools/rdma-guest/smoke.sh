@@ -68,8 +68,8 @@ result rc-pingpong-across-hosts $?
 
 echo "== ib_write_bw from host B to host A, briefly"
 # shellcheck disable=SC2086 # command lines as words
-across_hosts write-bw 18601 "ib_write_bw -d $HOST_B_DEVICE -x $HOST_B_GID_INDEX -s 65536 -n 200" \
-  ib_write_bw -d "$HOST_A_DEVICE" -x "$HOST_A_GID_INDEX" -s 65536 -n 200
+across_hosts write-bw 18601 "ib_write_bw -F -d $HOST_B_DEVICE -x $HOST_B_GID_INDEX -s 65536 -n 200" \
+  ib_write_bw -F -d "$HOST_A_DEVICE" -x "$HOST_A_GID_INDEX" -s 65536 -n 200
 status=$?
 grep -h -A1 '#bytes' "$work/write-bw.client"
 result ib-write-bw-across-hosts "$status"
