@@ -322,24 +322,26 @@ mkdir -p "$share/build/lib" "$share/src" "$share/out"
 # place, so the paths compiled into the tests (helper programs, RPATH) hold once the guest mounts
 # the copy where the build is on this host. Hard links make the copy free where the file system
 # allows.
+copy_build() { # CP_OPTION: -l (hard links) or -p (copies)
+  (cd "$build_dir" && find . \( -name CMakeFiles -o -path ./rdma-check \) -prune -o -type f \
+    ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0 |
+    xargs -0 -r cp --parents "$1" -t "$share/build")
+}
+copy_build -l 2>/dev/null || copy_build -p || die 2 "could not copy $build_dir to $share/build"
 elf_files=()
 file_count=0
 while IFS= read -r -d '' file; do
-  relative=${file#"$build_dir"/}
-  mkdir -p "$share/build/$(dirname "$relative")"
-  ln "$file" "$share/build/$relative" 2>/dev/null || cp -p "$file" "$share/build/$relative"
   file_count=$((file_count + 1))
   [[ -x $file || $file == *.so* ]] && is_elf "$file" && elf_files+=("$file")
-done < <(find "$build_dir" \( -name CMakeFiles -o -path "$run_dir" \) -prune -o -type f \
-  ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0)
+done < <(find "$share/build" -type f -print0)
 ((${#elf_files[@]} > 0)) || die 2 "$build_dir has no programs"
-# Libraries the programs load that the guest root does not have, found by ldd here.
-for lib in $(for file in "${elf_files[@]}"; do ldd "$file" 2>/dev/null; done |
-  awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
-  name=$(basename "$lib")
+# Libraries the programs load that the guest root does not have, found by ldd here (one ldd for
+# all: it is a script, slow to start).
+while read -r lib; do
+  name=${lib##*/}
   [[ -e $guest/root/usr/lib/x86_64-linux-gnu/$name || -e $share/build/lib/$name ]] ||
     cp -L "$lib" "$share/build/lib/"
-done
+done < <(ldd "${elf_files[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u)
 log "shared $file_count files of $build_dir (${#elf_files[@]} programs and libraries);" \
   "added $(find "$share/build/lib" -type f | wc -l) libraries the guest lacks"
 
