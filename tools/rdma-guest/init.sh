@@ -95,9 +95,8 @@ if [[ ${first:-} == "$suite_pid" ]]; then
   kill "$timer_pid"
 else
   note "$suite ran out of time; what was still running:"
-  # Kernel threads (names in brackets) left out.
-  # shellcheck disable=SC2009 # pgrep cannot draw the tree
-  ps -eo pid,ppid,etimes,args --forest | grep -v '[0-9] *\[.*\]$' | tail -60
+  # All but the kernel's threads (kthreadd, pid 2, and its children).
+  ps -N -p 2 --ppid 2 -o pid,ppid,etimes,args --forest | tail -60
   status=124
 fi
 sleep 0.5 # the last of the suite's output through tee
