@@ -73,6 +73,13 @@ case "$kind" in
     # The device sweeps at 4 and 8 ranks: the 2- and 3-rank ones run the same device path.
     exclude+='|^Ranks/DeviceEmulatedSweep\.EveryCollectiveDtypeOpAndCount/[48]$'
     exclude+='|^Soak/Transport\.(TenThousandAllReducesKeepResourcesFlat|CreateDestroyCyclesLeaveNothingBehind)/'
+    # The device sweeps across simulated hosts with 3 and 4 ranks: the 2-rank one runs the same
+    # staged connections.
+    exclude+='|^Layouts/DeviceEmulatedAcrossHosts\.EveryCollectiveDtypeOpAndCount/"aab"'
+    # Not yet run under ASan (added without a sanitizer pass; to be brought in once they have
+    # been): the NCCL drop-in's programs, which load libnccl.so.2 through LD_LIBRARY_PATH, and
+    # the multi-process split and premultiplied-sum jobs.
+    exclude+='|^nccl\.|^example\.nccl|^Ranks/(Split|PreMulSum)|^Split(Misuse|NonBlocking)\.'
     cmake --preset asan
     cmake --build --preset asan -j "$jobs"
     ctest --preset asan -j "$jobs" --timeout 900 -E "$exclude" "$@"
@@ -86,7 +93,9 @@ case "$kind" in
     # In-process: several communicators as threads of one process (api tests: abort from another
     # thread, mismatches, strangers at the root) and both ends of shm connections.
     build-tsan/tests/core/hoop_core_test
-    build-tsan/tests/api/hoop_api_test
+    # Less the split, finalize and premultiplied-sum cases, not yet run under TSan.
+    build-tsan/tests/api/hoop_api_test \
+      --gtest_filter='-Split.*:Finalize.*:PreMulSum.*:CppApi.SplitPreMulSumAndFinalize'
     build-tsan/tests/transport/hoop_shm_test
     build-tsan/tests/transport/hoop_tcp_test
     build-tsan/tests/core/hoop_config_test  # the non-blocking queue's thread against abort

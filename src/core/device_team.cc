@@ -69,6 +69,8 @@ DeviceTeam::~DeviceTeam() {
         "connections' memory is left allocated");
     for (auto& connection : connections_) static_cast<void>(connection.release());
   }
+  // What the streams staged for peers on other hosts is theirs only once sent.
+  if (drained && staging_) staging_->sendAllWithin(limit);
   if (staging_) staging_->stop();
   watch_.stop();
   connections_.clear();

@@ -118,6 +118,11 @@ bool StagedDeviceConnection::hasPendingPieces() const {
   return !pieces_[kOut].empty() || !pieces_[kIn].empty();
 }
 
+bool StagedDeviceConnection::hasPendingSends() const {
+  std::lock_guard lock(mutex_);
+  return !pieces_[kOut].empty();
+}
+
 void StagedDeviceConnection::addLinkWaitFds(std::vector<pollfd>& fds) { link_->addWaitFds(fds); }
 
 bool StagedDeviceConnection::advanceSends() {

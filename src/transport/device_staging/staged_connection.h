@@ -70,6 +70,9 @@ class StagedDeviceConnection final : public Connection, public DeviceSlotLink {
   // link's error; and the link's descriptors to sleep on.
   bool advance();
   bool hasPendingPieces() const;
+  // Whether pieces this rank staged are still to be sent (the streams are done with them once
+  // flagged full; the peer has them only once the host thread sent them).
+  bool hasPendingSends() const;
   void addLinkWaitFds(std::vector<pollfd>& fds);
   // The flags, as the host sees them, for the watch's release.
   uint32_t* hostFlags() const { return static_cast<uint32_t*>(memory_.get()); }

@@ -43,6 +43,24 @@ void StagingProgress::wake() {
   [[maybe_unused]] const ssize_t written = ::write(wakeFd_.get(), &one, sizeof(one));
 }
 
+bool StagingProgress::sendAllWithin(std::chrono::milliseconds limit) {
+  const auto end = Clock::now() + limit;
+  while (!failed_.load(std::memory_order_acquire)) {
+    bool pending = false;
+    {
+      std::lock_guard lock(mutex_);
+      for (StagedDeviceConnection* connection : connections_) {
+        pending |= connection->hasPendingSends();
+      }
+    }
+    if (!pending) return true;
+    if (Clock::now() >= end) return false;
+    wake();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 void StagingProgress::stop() {
   if (stopping_.exchange(true)) return;
   wake();
@@ -73,6 +91,7 @@ void StagingProgress::run() {
         continue;
       }
     } catch (const Error& error) {
+      failed_.store(true, std::memory_order_release);
       onFailure_(error);
       // The watch releases the streams; nothing here moves again.
       while (!stopping_.load(std::memory_order_acquire)) {

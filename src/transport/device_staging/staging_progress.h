@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,10 @@ class StagingProgress {
   void add(StagedDeviceConnection& connection);
   // New pieces were queued.
   void wake();
+  // Waits until every staged piece has been sent, the thread failed, or `limit` passed: the
+  // streams finish with a piece before the thread sends it, so a rank whose streams have drained
+  // may still owe its peers data. True when everything was sent.
+  bool sendAllWithin(std::chrono::milliseconds limit);
   // Ends the thread; before the connections go.
   void stop();
 
@@ -43,6 +48,7 @@ class StagingProgress {
   std::mutex mutex_;
   std::vector<StagedDeviceConnection*> connections_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 
