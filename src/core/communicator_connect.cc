@@ -115,8 +115,9 @@ void Communicator::connectWith(Transport& transport, int peer) {
       transport.connect(pairWith(peer), setupLinks_[peer], channel, settings);
   log(LogLevel::kTrace, LogSubsys::kNet, rank_, "data to ", peers_[peer].describe(), " over ",
       transport.name(), " (HOOP_TRANSPORT='", transportPolicy_.text(), "')");
-  if (setupLinks_[peer] != nullptr) {
-    // The link only carried the setup: stop polling it (it stays open, idle).
+  if (data.get() != link) {
+    // The link only carried the setup: stop polling it (it stays open, idle, kept here or by the
+    // connection that watches it).
     std::erase(active_, link);
     active_.push_back(data.get());
   }

@@ -67,8 +67,9 @@ class Transport {
 
   // Builds the pair's data connection; both ranks call it at the same time. Every pair has a TCP
   // link first (it reaches every peer, and the control plane and setups ride it): `link` owns
-  // it. A transport whose data rides the link takes it (moves from `link`); the others leave it
-  // for the communicator to keep. `setup` exchanges with the peer over that link.
+  // it. A transport whose data rides the link takes it (moves from `link`), and so may one that
+  // watches it (rdma: the link closes when the peer's process ends); the others leave it for the
+  // communicator to keep. `setup` exchanges with the peer over that link.
   virtual std::unique_ptr<Connection> connect(const PeerPair& pair,
                                               std::unique_ptr<Connection>& link,
                                               SetupChannel& setup,

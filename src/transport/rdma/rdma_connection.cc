@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "base/error.h"
 #include "base/logging.h"
@@ -104,9 +105,46 @@ RdmaConnection::RdmaConnection(RdmaEndpoint endpoint)
       clearanceBusy_(RdmaLayout::kCtsEntries, false) {
   alwaysReady_ = UniqueFd(eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!alwaysReady_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
+  link_ = std::move(endpoint.link);
+  // Nothing is sent on the link after the setup: this receive only completes, or fails, when
+  // something is wrong, and the link's descriptor joins the waits' poll.
+  if (link_) linkTicket_ = link_->postRecv(&linkByte_, 1, FrameTag{OpKind::kSetup, 0});
+}
+
+void RdmaConnection::checkLink() {
+  if (!link_) return;
+  try {
+    link_->progress();
+  } catch (const Error&) {
+    // The peer may have written its last messages and then ended normally since the last pass:
+    // what it wrote before it went is here (its card acknowledged it before it let the process
+    // go), so look once more before calling it gone.
+    pollCompletions();
+    progressSends();
+    progressRecvs();
+    if (!workPending()) return;
+    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_,
+         " closed its connection (its process ended: it exited, failed or was killed) while rank ",
+         selfRank_, " was ", pendingWork());
+  }
+  if (link_->recvsCompleted() > linkTicket_) {
+    failGarbage("a message on the pair's idle TCP link");
+  }
 }
 
 RdmaConnection::~RdmaConnection() {
+  // A send is complete once its bytes are queued, as over TCP once they are in the socket: like
+  // a socket's close, going away must not lose them. Wait (briefly: the peer's card acknowledges
+  // in microseconds) for the writes still unacknowledged; a dead peer is not waited for long.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (failure_.empty() && dataWritesOutstanding_ > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (!pollCompletions()) std::this_thread::yield();
+    } catch (const Error&) {
+      break;  // the peer is gone: nothing left to deliver to
+    }
+  }
   log(LogLevel::kInfo, LogSubsys::kNet, selfRank_, "rdma to ", peer_, ": ", rendezvousSends_,
       " message(s) written straight into registered buffers, ", rendezvousRecvs_, " received; ",
       inlineWrites_, " inline write(s), ", probesSent_, " probe(s)");
@@ -129,7 +167,14 @@ bool RdmaConnection::post(size_t queuePair, ibv_send_wr& wr) {
          " failed: ", errnoText(error), " (the connection is unusable)");
   }
   ++q.sendsOutstanding;
+  if (carriesData(wr.wr_id)) ++dataWritesOutstanding_;
   return true;
+}
+
+bool RdmaConnection::carriesData(uint64_t wrId) {
+  const auto kind = static_cast<RdmaWork>(wrId >> 56);
+  return kind == RdmaWork::kSlotWrite || kind == RdmaWork::kStripe ||
+         kind == RdmaWork::kClearToSend;
 }
 
 std::string RdmaConnection::railName(size_t rail) const {
@@ -195,6 +240,7 @@ void RdmaConnection::noteMovement(bool moved) {
   if (idleSince_ == std::chrono::steady_clock::time_point{}) {
     idleSince_ = now;
   } else if (now - idleSince_ >= probeInterval_) {
+    checkLink();
     sendProbes();
     idleSince_ = now;
   }
@@ -202,6 +248,12 @@ void RdmaConnection::noteMovement(bool moved) {
 
 void RdmaConnection::addWaitFds(std::vector<pollfd>& fds) {
   if (!failure_.empty() || !workPending()) return;
+  try {
+    checkLink();
+  } catch (const Error& error) {
+    failure_ = error.what();
+    throw;
+  }
   // About to sleep: the clock read costs nothing next to that, and a wait that sleeps between
   // passes would otherwise take long to count its way to a probe.
   idlePasses_ = 0;
@@ -229,6 +281,7 @@ void RdmaConnection::addWaitFds(std::vector<pollfd>& fds) {
     return;
   }
   for (const auto& rail : rails_) fds.push_back({rail->channel->fd, POLLIN, 0});
+  if (link_) link_->addWaitFds(fds);
 }
 
 // ---- completions ----
@@ -263,6 +316,16 @@ size_t RdmaConnection::pollRail(RdmaRail& rail) {
       fail(hoopRemoteError, "rank ", selfRank_, ": polling the completion queue of ",
            rail.device->name(), " for ", peer_, " failed");
     }
+    for (int i = 0; i < count; ++i) {
+      if (completions[i].status == IBV_WC_SUCCESS) continue;
+      // A queue pair in error flushes everything it held; the completion that says why may come
+      // later in the batch (or, for an error at this side's responder, only as an event).
+      const ibv_wc* cause = &completions[i];
+      for (int j = i; j < count && cause->status == IBV_WC_WR_FLUSH_ERR; ++j) {
+        if (completions[j].status != IBV_WC_SUCCESS) cause = &completions[j];
+      }
+      failCompletion(*cause);
+    }
     for (int i = 0; i < count; ++i) handleCompletion(completions[i]);
     taken += static_cast<size_t>(count);
     if (count < kPollBatch) break;
@@ -282,7 +345,6 @@ void RdmaConnection::repostReceives() {
 }
 
 void RdmaConnection::handleCompletion(const ibv_wc& wc) {
-  if (wc.status != IBV_WC_SUCCESS) failCompletion(wc);
   const auto kind = static_cast<RdmaWork>(wc.wr_id >> 56);
   const size_t q = (wc.wr_id >> 48) & 0xff;
   const uint64_t value = wc.wr_id & ((uint64_t{1} << 48) - 1);
@@ -295,6 +357,7 @@ void RdmaConnection::handleCompletion(const ibv_wc& wc) {
     return;
   }
   --pair.sendsOutstanding;
+  if (carriesData(wc.wr_id)) --dataWritesOutstanding_;
   switch (kind) {
     case RdmaWork::kSlotWrite: stagingBusy_[value % stagingBusy_.size()] = false; break;
     case RdmaWork::kClearToSend: clearanceBusy_[value % clearanceBusy_.size()] = false; break;
@@ -347,9 +410,22 @@ void RdmaConnection::failCompletion(const ibv_wc& wc) {
     case IBV_WC_WR_FLUSH_ERR: meaning = "the queue pair had already failed"; break;
     default: meaning = "the queue pair failed"; break;
   }
-  std::string detail = str(status, ": ", meaning);
+  const char* request = "a request";
+  switch (static_cast<RdmaWork>(wc.wr_id >> 56)) {
+    case RdmaWork::kSlotWrite: request = "writing a slot"; break;
+    case RdmaWork::kCredit: request = "returning credits"; break;
+    case RdmaWork::kClearToSend: request = "answering a rendezvous"; break;
+    case RdmaWork::kStripe: request = "writing into a registered buffer"; break;
+    case RdmaWork::kProbe: request = "probing the path"; break;
+    case RdmaWork::kRecv: request = "receiving"; break;
+  }
+  std::string detail = str(status, " ", request, " on queue pair ", q, ": ", meaning);
   const std::string state = portState(rails_[rail]->device->name(), rails_[rail]->local.port);
   if (!state.empty() && state != "ACTIVE") detail += str("; the port is ", state);
+  std::vector<ibv_qp*> ours;
+  for (const RdmaQueuePairState& pair : queuePairs_) ours.push_back(pair.qp.get());
+  const std::string events = rails_[rail]->device->takeEvents(ours);
+  if (!events.empty()) detail += str("; device events: ", events);
   const std::string what = pendingWork();
   fail(hoopRemoteError, "rank ", selfRank_, ": RDMA to ", peer_, " failed on ", railName(rail),
        " (", detail, ")",

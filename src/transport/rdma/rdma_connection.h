@@ -82,6 +82,9 @@ struct RdmaEndpoint {
   std::string peer;  // "rank 3 (host b, pid 912)"
   MemoryRegistry* registry = nullptr;
   std::chrono::milliseconds probeInterval{500};
+  // The pair's TCP link, idle once the setup is done, kept to notice at once when the peer's
+  // process ends (its sockets close); may be null.
+  std::unique_ptr<Connection> link;
 };
 
 // What a work request is, kept in its 64-bit id with its queue pair and a value (a position or
@@ -226,6 +229,9 @@ class RdmaConnection final : public Connection, public InPlaceReceive, public Di
   std::string pendingWork() const;
   std::string railName(size_t rail) const;
   void noteMovement(bool moved);
+  // Fails the connection when the peer closed the pair's TCP link (its process ended) while
+  // something it owed this side has not come.
+  void checkLink();
 
   // The block outlives its memory regions (in rails_), which outlive the queue pairs.
   Mapping memory_;
@@ -239,6 +245,9 @@ class RdmaConnection final : public Connection, public InPlaceReceive, public Di
   MemoryRegistry* registry_;
   std::chrono::milliseconds probeInterval_;
   UniqueFd alwaysReady_;  // an eventfd that stays readable: "do not sleep"
+  std::unique_ptr<Connection> link_;
+  char linkByte_ = 0;  // a receive posted on the link that nothing should ever complete
+  uint64_t linkTicket_ = 0;
 
   Queue<SendOp> sends_;
   Queue<RecvOp> recvs_;
@@ -259,6 +268,12 @@ class RdmaConnection final : public Connection, public InPlaceReceive, public Di
   std::string failure_;  // set once the connection failed: every later call throws it again
   std::chrono::steady_clock::time_point idleSince_{};
   unsigned idlePasses_ = 0;
+
+  // Writes of data the peer has not acknowledged yet (slots, rendezvous parts, answers): a send
+  // counts as complete once its bytes are on the queue, so the connection may not go before
+  // they are delivered (see the destructor).
+  uint64_t dataWritesOutstanding_ = 0;
+  static bool carriesData(uint64_t wrId);
 
   uint64_t rendezvousSends_ = 0;
   uint64_t rendezvousRecvs_ = 0;

@@ -353,6 +353,7 @@ std::unique_ptr<Connection> connectRdma(const RdmaConnectRequest& request, Setup
   const size_t slots = ep.layout.slots();
   const size_t slotBytes = ep.layout.slotBytes();
   const uint32_t maxInline = ep.queuePairs.front().maxInline;
+  if (request.link != nullptr) ep.link = std::move(*request.link);
   auto connection = std::make_unique<RdmaConnection>(std::move(ep));
   const std::string summary =
       str(queuePairs, " queue pair(s) on ", local.railsText, "; ", slots, " slots x ",

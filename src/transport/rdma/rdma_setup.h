@@ -22,6 +22,9 @@ struct RdmaConnectRequest {
   uint64_t jobTag = 0;
   RdmaOptions options;
   MemoryRegistry* registry = nullptr;
+  // The pair's TCP link, which the setup rides; taken by the connection once it is built, to
+  // notice the peer's exit (may be null).
+  std::unique_ptr<Connection>* link = nullptr;
 };
 
 // Both ranks call it with each other's rank. On failure both sides throw: the side that failed

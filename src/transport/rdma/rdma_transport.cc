@@ -9,7 +9,7 @@ std::string RdmaTransport::whyNot(const PeerPair& pair) const {
 }
 
 std::unique_ptr<Connection> RdmaTransport::connect(const PeerPair& pair,
-                                                   std::unique_ptr<Connection>& /*link*/,
+                                                   std::unique_ptr<Connection>& link,
                                                    SetupChannel& setup,
                                                    const TransportSettings& settings) {
   RdmaConnectRequest request;
@@ -19,6 +19,8 @@ std::unique_ptr<Connection> RdmaTransport::connect(const PeerPair& pair,
   request.jobTag = settings.jobTag;
   request.options = settings.rdma;
   request.registry = settings.registry;
+  // The connection keeps the link: its closing is the quickest sign that the peer is gone.
+  request.link = &link;
   return connectRdma(request, setup);
 }
 

@@ -58,6 +58,9 @@ Loaded load() {
   ok &= bind(handle, "ibv_modify_qp", l.modifyQp, why);
   ok &= bind(handle, "ibv_destroy_qp", l.destroyQp, why);
   ok &= bind(handle, "ibv_wc_status_str", l.wcStatusStr, why);
+  ok &= bind(handle, "ibv_get_async_event", l.getAsyncEvent, why);
+  ok &= bind(handle, "ibv_ack_async_event", l.ackAsyncEvent, why);
+  ok &= bind(handle, "ibv_event_type_str", l.eventTypeStr, why);
   // Optional: GPUDirect RDMA through dma-buf needs it, nothing else does.
   l.regDmabufMr = reinterpret_cast<decltype(l.regDmabufMr)>(dlsym(handle, "ibv_reg_dmabuf_mr"));
   loaded.ok = ok;

@@ -40,6 +40,9 @@ struct VerbsLibrary {
   int (*modifyQp)(ibv_qp*, ibv_qp_attr*, int);
   int (*destroyQp)(ibv_qp*);
   const char* (*wcStatusStr)(ibv_wc_status);
+  int (*getAsyncEvent)(ibv_context*, ibv_async_event*);
+  void (*ackAsyncEvent)(ibv_async_event*);
+  const char* (*eventTypeStr)(ibv_event_type);
 
   // Port attributes, as verbs.h's inline ibv_query_port gets them (through the context's
   // extended table where the provider has one).

@@ -58,10 +58,36 @@ std::shared_ptr<VerbsDevice> VerbsDevice::open(const std::string& name) {
   if (verbs->queryDevice(device->context_, &device->attributes_) != 0) {
     fail(hoopSystemError, "ibv_query_device(", name, "): ", errnoText(errno));
   }
+  // Asynchronous events are only read for error messages, never waited for.
+  const int asyncFlags = fcntl(device->context_->async_fd, F_GETFL);
+  if (asyncFlags >= 0) fcntl(device->context_->async_fd, F_SETFL, asyncFlags | O_NONBLOCK);
   device->pd_ = verbs->allocPd(device->context_);
   if (device->pd_ == nullptr) fail(hoopSystemError, "ibv_alloc_pd(", name, "): ", errnoText(errno));
   opened[name] = device;
   return device;
+}
+
+std::string VerbsDevice::takeEvents(const std::vector<ibv_qp*>& queuePairs) const {
+  std::string events;
+  ibv_async_event event{};
+  for (int taken = 0; taken < 64 && verbs_.getAsyncEvent(context_, &event) == 0; ++taken) {
+    for (size_t q = 0; q < queuePairs.size(); ++q) {
+      const bool aboutQp =
+          event.event_type == IBV_EVENT_QP_FATAL || event.event_type == IBV_EVENT_QP_REQ_ERR ||
+          event.event_type == IBV_EVENT_QP_ACCESS_ERR || event.event_type == IBV_EVENT_COMM_EST ||
+          event.event_type == IBV_EVENT_SQ_DRAINED ||
+          event.event_type == IBV_EVENT_QP_LAST_WQE_REACHED;
+      if (aboutQp && event.element.qp == queuePairs[q]) {
+        events += str(events.empty() ? "" : ", ", verbs_.eventTypeStr(event.event_type),
+                      " on queue pair ", q);
+      }
+    }
+    if (event.event_type == IBV_EVENT_PORT_ERR || event.event_type == IBV_EVENT_DEVICE_FATAL) {
+      events += str(events.empty() ? "" : ", ", verbs_.eventTypeStr(event.event_type));
+    }
+    verbs_.ackAsyncEvent(&event);
+  }
+  return events;
 }
 
 VerbsDevice::~VerbsDevice() {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/rdma/verbs_library.h"
 
@@ -28,6 +29,10 @@ class VerbsDevice {
   ibv_pd* pd() const { return pd_; }
   const std::string& name() const { return name_; }
   const ibv_device_attr& attributes() const { return attributes_; }
+  // The device's pending asynchronous events about `queuePairs` ("QP access error on queue pair
+  // 2"), read without waiting and acknowledged; events about other queue pairs are dropped.
+  // For error messages: an error at the responder shows only there (and as flushed requests).
+  std::string takeEvents(const std::vector<ibv_qp*>& queuePairs) const;
 
  private:
   VerbsDevice(const VerbsLibrary& verbs, std::string name)

@@ -19,6 +19,7 @@
 #include "transport/rdma/rdma_device.h"
 #include "transport/rdma/rdma_setup.h"
 #include "transport/rdma/verbs_objects.h"
+#include "transport/tcp/tcp_connection.h"
 
 #if defined(HOOP_HAVE_VERBS)
 #include "transport/rdma/rdma_connection.h"
@@ -54,6 +55,24 @@ class SocketChannel : public SetupChannel {
   int fd_;
 };
 
+// The setup carried by a pair's link, as the communicator's own channel does: the link then
+// holds finished messages when the connection takes it over.
+class LinkChannel : public SetupChannel {
+ public:
+  explicit LinkChannel(Connection& link) : link_(link) {}
+  void send(const void* data, size_t bytes) override {
+    const uint64_t ticket = link_.postSend(data, bytes, FrameTag{OpKind::kSetup, 0});
+    while (link_.sendsCompleted() <= ticket) link_.progress();
+  }
+  void recv(void* data, size_t bytes) override {
+    const uint64_t ticket = link_.postRecv(data, bytes, FrameTag{OpKind::kSetup, 0});
+    while (link_.recvsCompleted() <= ticket) link_.progress();
+  }
+
+ private:
+  Connection& link_;
+};
+
 size_t openFds() {
   size_t count = 0;
   if (DIR* dir = opendir("/proc/self/fd")) {
@@ -81,27 +100,57 @@ struct Pair {
   std::unique_ptr<Connection> b;  // rank 1
 };
 
+// Each side's pair TCP link, when `links`: a socketpair the connections keep and watch.
 Pair connectPair(const RdmaOptions& options, MemoryRegistry* registryA = nullptr,
-                 MemoryRegistry* registryB = nullptr) {
+                 MemoryRegistry* registryB = nullptr, bool links = false) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
     fail(hoopSystemError, "socketpair");
   SocketChannel channelA(fds[0]);
   SocketChannel channelB(fds[1]);
+  std::unique_ptr<Connection> linkA, linkB;
+  if (links) {
+    int linkFds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, linkFds) != 0) {
+      fail(hoopSystemError, "socketpair");
+    }
+    std::vector<UniqueFd> a, b;
+    a.emplace_back(linkFds[0]);
+    b.emplace_back(linkFds[1]);
+    linkA = std::make_unique<TcpConnection>(std::move(a), 0, "rank 1 (test)");
+    linkB = std::make_unique<TcpConnection>(std::move(b), 1, "rank 0 (test)");
+  }
+  auto request = [&](int self, MemoryRegistry* registry, std::unique_ptr<Connection>* link) {
+    RdmaConnectRequest r;
+    r.selfRank = self;
+    r.peerRank = 1 - self;
+    r.peer = str("rank ", 1 - self, " (test)");
+    r.jobTag = 7;
+    r.options = options;
+    r.registry = registry;
+    r.link = link;
+    return r;
+  };
   Pair pair;
   std::string errorB;
+  // The links, when there are some, carry the setup as they do in a job.
+  std::unique_ptr<SetupChannel> overLinkA, overLinkB;
+  if (links) {
+    overLinkA = std::make_unique<LinkChannel>(*linkA);
+    overLinkB = std::make_unique<LinkChannel>(*linkB);
+  }
+  SetupChannel& setupA = links ? *overLinkA : static_cast<SetupChannel&>(channelA);
+  SetupChannel& setupB = links ? *overLinkB : static_cast<SetupChannel&>(channelB);
   std::thread other([&] {
     try {
-      RdmaConnectRequest request{1, 0, "rank 0 (test)", 7, options, registryB};
-      pair.b = connectRdma(request, channelB);
+      pair.b = connectRdma(request(1, registryB, &linkB), setupB);
     } catch (const Error& error) {
       errorB = error.what();
     }
   });
   std::string errorA;
   try {
-    RdmaConnectRequest request{0, 1, "rank 1 (test)", 7, options, registryA};
-    pair.a = connectRdma(request, channelA);
+    pair.a = connectRdma(request(0, registryA, &linkA), setupA);
   } catch (const Error& error) {
     errorA = error.what();
   }
@@ -311,6 +360,57 @@ TEST_F(RdmaLoopback, APeerThatIsGoneFailsTheWaitWithItsName) {
   }
   // Every later call says the same.
   EXPECT_THROW(pair.a->progress(), Error);
+}
+
+TEST_F(RdmaLoopback, ASenderThatLeavesAtOnceStillDelivers) {
+  // Sends count as complete once queued; a sender that then closes its connection (its process
+  // ends) must not take the bytes with it, and the receiver must take them before it calls the
+  // peer gone.
+  Pair pair = connectPair(smallRing(2), nullptr, nullptr, /*links=*/true);
+  // A slot, an inline message and two slots: the 4-slot ring, filled with no credit back.
+  const std::vector<size_t> sizes = {16 << 10, 100, 2 * (16 << 10)};
+  std::vector<std::vector<char>> sent;
+  for (uint32_t seq = 0; seq < sizes.size(); ++seq) {
+    sent.push_back(pattern(sizes[seq], static_cast<int>(seq)));
+    const uint64_t ticket = pair.a->postSend(sent.back().data(), sizes[seq], tag(seq));
+    while (pair.a->sendsCompleted() <= ticket) pair.a->progress();
+  }
+  pair.a.reset();
+  for (uint32_t seq = 0; seq < sizes.size(); ++seq) {
+    std::vector<char> into(sizes[seq]);
+    const uint64_t ticket = pair.b->postRecv(into.data(), into.size(), tag(seq));
+    while (pair.b->recvsCompleted() <= ticket) {
+      pair.b->progress();
+      std::vector<pollfd> fds;
+      pair.b->addWaitFds(fds);
+    }
+    ASSERT_EQ(into, sent[seq]) << "message " << seq;
+  }
+}
+
+TEST_F(RdmaLoopback, APeerWhoseProcessEndsIsNamedAtOnce) {
+  // With the pair's link kept, the peer's end closing it (as its process's exit does) ends the
+  // wait at the next sleep, long before the queue pairs' retries would.
+  Pair pair = connectPair(smallRing(1), nullptr, nullptr, /*links=*/true);
+  // First, traffic as usual: the link, idle since the setup, says nothing.
+  exchangeEverySize(*pair.a, *pair.b);
+  std::vector<char> into(100);
+  pair.a->postRecv(into.data(), into.size(), FrameTag{OpKind::kAllReduce, 3});
+  pair.b.reset();
+  try {
+    for (int pass = 0; pass < 1000; ++pass) {
+      pair.a->progress();
+      std::vector<pollfd> fds;
+      pair.a->addWaitFds(fds);
+      ::poll(fds.data(), fds.size(), 10);
+    }
+    FAIL() << "the closed link went unnoticed";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), hoopRemoteError);
+    const std::string text = error.what();
+    EXPECT_NE(text.find("rank 1 (test) closed its connection"), std::string::npos) << text;
+    EXPECT_NE(text.find("waiting for allreduce #3 data from it"), std::string::npos) << text;
+  }
 }
 
 }  // namespace
