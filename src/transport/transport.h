@@ -25,8 +25,8 @@ struct PeerPair {
   bool sameHost = false;
   std::string peerName;  // "rank 3 (host b, pid 912)", for messages
   // Each rank's RDMA as it told the rendezvous (rdma/rdma_reach.h).
-  RdmaReach selfRdma;
-  RdmaReach peerRdma;
+  RdmaReach selfRdma{};
+  RdmaReach peerRdma{};
   // Whether HOOP_TRANSPORT names the transport being asked (rather than merely allowing it):
   // chooseTransport sets it for each transport it asks. A transport that serves only some pairs
   // by default may take the others when named (rdma within a host, for tests).

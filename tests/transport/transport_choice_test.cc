@@ -11,11 +11,7 @@ constexpr bool kSameHost = true;
 constexpr bool kOtherHost = false;
 
 PeerPair pairWith(bool sameHost, const char* peerName = "rank 3 (host b)") {
-  PeerPair pair;
-  pair.peer = 3;
-  pair.sameHost = sameHost;
-  pair.peerName = peerName;
-  return pair;
+  return {0, 3, sameHost, peerName};
 }
 
 std::string choose(const char* setting, bool sameHost) {

@@ -62,11 +62,8 @@ Plan makePlan(const ToolOptions& options) {
     PeerRoute route{peer, "self", ""};
     if (peer != detail.rank) {
       try {
-        PeerPair pair;
-        pair.self = detail.rank;
-        pair.peer = peer;
-        pair.sameHost = hostIds[peer] == hostIds[detail.rank];
-        pair.peerName = str("rank ", peer, " (host ", options.hosts[peer], ")");
+        const PeerPair pair{detail.rank, peer, hostIds[peer] == hostIds[detail.rank],
+                            str("rank ", peer, " (host ", options.hosts[peer], ")")};
         route.transport = std::string(chooseTransport(policy, pair).name());
       } catch (const Error& error) {
         route.transport.clear();

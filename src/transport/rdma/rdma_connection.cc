@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "base/logging.h"
 #include "device/cuda/memory_kind.h"
 #include "transport/rdma/rdma_dmabuf.h"
+#include "transport/tcp/tcp_connection.h"
 
 namespace hoop {
 namespace {
@@ -106,30 +108,29 @@ RdmaConnection::RdmaConnection(RdmaEndpoint endpoint)
   alwaysReady_ = UniqueFd(eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!alwaysReady_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
   link_ = std::move(endpoint.link);
-  // Nothing is sent on the link after the setup: this receive only completes, or fails, when
-  // something is wrong, and the link's descriptor joins the waits' poll.
-  if (link_) linkTicket_ = link_->postRecv(&linkByte_, 1, FrameTag{OpKind::kSetup, 0});
+  if (const auto* tcp = dynamic_cast<const TcpConnection*>(link_.get())) {
+    linkFd_ = tcp->streamFd(0);
+  }
 }
 
 void RdmaConnection::checkLink() {
-  if (!link_) return;
-  try {
-    link_->progress();
-  } catch (const Error&) {
-    // The peer may have written its last messages and then ended normally since the last pass:
-    // what it wrote before it went is here (its card acknowledged it before it let the process
-    // go), so look once more before calling it gone.
-    pollCompletions();
-    progressSends();
-    progressRecvs();
-    if (!workPending()) return;
-    fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_,
-         " closed its connection (its process ended: it exited, failed or was killed) while rank ",
-         selfRank_, " was ", pendingWork());
-  }
-  if (link_->recvsCompleted() > linkTicket_) {
-    failGarbage("a message on the pair's idle TCP link");
-  }
+  if (linkFd_ < 0) return;
+  // Looked at, never read: the link stays as the setup left it.
+  char byte = 0;
+  const ssize_t peeked = ::recv(linkFd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const bool closed =
+      peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  if (!closed) return;
+  // The peer may have written its last messages and then ended normally since the last pass:
+  // what it wrote before it went is here (its card acknowledged it before it let the process
+  // go), so look once more before calling it gone.
+  pollCompletions();
+  progressSends();
+  progressRecvs();
+  if (!workPending()) return;
+  fail(hoopRemoteError, "rank ", selfRank_, ": ", peer_,
+       " closed its connection (its process ended: it exited, failed or was killed) while rank ",
+       selfRank_, " was ", pendingWork());
 }
 
 RdmaConnection::~RdmaConnection() {
@@ -281,7 +282,8 @@ void RdmaConnection::addWaitFds(std::vector<pollfd>& fds) {
     return;
   }
   for (const auto& rail : rails_) fds.push_back({rail->channel->fd, POLLIN, 0});
-  if (link_) link_->addWaitFds(fds);
+  // Only the peer's end wakes a sleeper here (POLLRDHUP; hang-ups and errors always do).
+  if (linkFd_ >= 0) fds.push_back({linkFd_, POLLRDHUP, 0});
 }
 
 // ---- completions ----

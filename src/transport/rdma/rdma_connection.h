@@ -246,8 +246,7 @@ class RdmaConnection final : public Connection, public InPlaceReceive, public Di
   std::chrono::milliseconds probeInterval_;
   UniqueFd alwaysReady_;  // an eventfd that stays readable: "do not sleep"
   std::unique_ptr<Connection> link_;
-  char linkByte_ = 0;  // a receive posted on the link that nothing should ever complete
-  uint64_t linkTicket_ = 0;
+  int linkFd_ = -1;  // its socket (link_ owns it), watched for the peer's end; nothing is read
 
   Queue<SendOp> sends_;
   Queue<RecvOp> recvs_;

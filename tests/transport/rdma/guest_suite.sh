@@ -5,9 +5,11 @@
 #   HOOP_BUILD     the host's build (test binaries where the build puts them)
 #   HOOP_SOURCE    the source tree
 #   RDMA_DEVICE    rxe0: one host, every rank in the initial network namespace
-#   RDMA_HOSTS, HOST_{A,B}_{NETNS,NAME,ADDR,DEVICE,ROCE_IF}, HOSTS_IFNAME
+#   HOST_{A,B}_{NAME,ADDR,DEVICE}, HOSTS_IFNAME
 #                  two simulated hosts: network namespaces for TCP, and rxea/rxeb on the two
-#                  ends of one veth pair for RDMA
+#                  ends of one veth pair for RDMA; `on-host A|B COMMAND` runs a process of one
+#                  (its namespace, hostname and HOOP_IB_HCA), `hosts-link down|up` cuts and
+#                  restores the RDMA link between them
 #   RDMA_GUEST_OUT where logs go (one file per rank and step)
 #
 # Steps, each printed as "RESULT <step> PASS|FAIL (<seconds> s)":
@@ -30,8 +32,6 @@ set -uo pipefail
 
 : "${HOOP_BUILD:?the guest environment names the build}" "${RDMA_DEVICE:?}" "${HOST_A_NETNS:?}"
 readonly out=${RDMA_GUEST_OUT:-/tmp/rdma-suite}/rdma
-readonly source_dir=${HOOP_SOURCE:-$(cd "$(dirname "$0")/../../.." && pwd)}
-readonly netns_sh=$source_dir/tests/multihost/netns.sh
 mkdir -p "$out"
 readonly started=$(cut -d. -f1 /proc/uptime)
 failures=0
@@ -116,16 +116,12 @@ start_job() {
       env "${common[@]}" HOOP_SOCKET_IFNAME==lo "HOOP_IB_HCA==$RDMA_DEVICE" "${env[@]}" "$@" \
         >"$log" 2>&1 &
       job_hosts+=(guest)
-    elif ((rank < host_a)); then
-      "$netns_sh" exec "$RDMA_HOSTS" "$HOST_A_NAME" env "${common[@]}" \
-        "HOOP_SOCKET_IFNAME==$HOSTS_IFNAME" "HOOP_IB_HCA==$HOST_A_DEVICE" "${env[@]}" "$@" \
-        >"$log" 2>&1 &
-      job_hosts+=("$HOST_A_NAME")
     else
-      "$netns_sh" exec "$RDMA_HOSTS" "$HOST_B_NAME" env "${common[@]}" \
-        "HOOP_SOCKET_IFNAME==$HOSTS_IFNAME" "HOOP_IB_HCA==$HOST_B_DEVICE" "${env[@]}" "$@" \
+      local host=A host_name=$HOST_A_NAME
+      ((rank < host_a)) || host=B host_name=$HOST_B_NAME
+      on-host "$host" env "${common[@]}" "HOOP_SOCKET_IFNAME==$HOSTS_IFNAME" "${env[@]}" "$@" \
         >"$log" 2>&1 &
-      job_hosts+=("$HOST_B_NAME")
+      job_hosts+=("$host_name")
     fi
     job_pids+=($!)
     job_logs+=("$log")
@@ -308,7 +304,7 @@ kill_rank() {
   }
   local killed_at
   killed_at=$(cut -d. -f1 /proc/uptime)
-  # netns.sh, ip, unshare, sh and env all exec: the process started is the rank itself.
+  # on-host, netns.sh, ip, unshare, sh and env all exec: the process started is the rank itself.
   kill -9 "${job_pids[2]}"
   wait_job 90
   ps -o pid,stat,args -p "${job_pids[2]}" >/dev/null 2>&1 &&
@@ -325,9 +321,9 @@ link_down() {
   }
   local cut_at status
   cut_at=$(cut -d. -f1 /proc/uptime)
-  ip link set "$HOST_A_ROCE_IF" down
+  hosts-link down roce
   wait_job 90
-  ip link set "$HOST_A_ROCE_IF" up
+  hosts-link up roce
   note "the ranks ended $(($(cut -d. -f1 /proc/uptime) - cut_at)) s after the link went down"
   survivors_named -1 "rank [01] \\(host h[01]"
   status=$?
@@ -360,7 +356,7 @@ ib_write_bw_ratio() {
   start_job perf local:2 HOOP_TRANSPORT=rdma -- "$perf" sendrecv -b 1M -e 1M -n 5 -w 1
   wait_job 180
   [[ ${job_status[0]} == 0 && ${job_status[1]} == 0 ]] || {
-    tail -10 "${job_logs[0]}" "${job_logs[1]}" >&2
+    tail -n 10 "${job_logs[0]}" "${job_logs[1]}" >&2
     return 1
   }
   # hoop-perf's row: size count type redop root time(us) algbw ... (out of place); a byte per
