@@ -3,9 +3,12 @@
 # and hoop-cuda-bench, run them (each test in a process of its own, as ctest does: a process that
 # initialised CUDA cannot use it in a forked child, which the IPC test needs), run the device
 # collectives across ranks on the one GPU (hoop_device_worker under hooprun: sweep at 2, 3, 4 and
-# 8 ranks, p2p, random and graph capture at 4, the time-out and abort at 3), a short compute-sanitizer pass where the tool is installed (the
-# kernel sweep, then a 2-rank device allreduce), hoop-perf on device buffers at 2 and 4 ranks, and
-# print a short table last.
+# 8 ranks, p2p, random and graph capture at 4, the time-out, abort and a mismatched call at 3, the
+# sweep and random floats at 4 ranks on two simulated hosts), a short compute-sanitizer pass
+# where the tool is installed (the kernel sweep, then a 2-rank device allreduce), hoop-perf on
+# device buffers at 2 and 4 ranks, nccl-tests (built for NCCL) on hoop's libnccl.so.2 at 2 and 4
+# ranks when HOOP_NCCL_TESTS_SRC names a checkout of NVIDIA/nccl-tests, and print a short table
+# last.
 #
 #   tools/gpu-check.sh                       build here (build-gpu/) and run, sizes 1 MiB .. 1 GiB
 #   tools/gpu-check.sh --pack DIR            build here, no GPU needed: copy the stripped GPU test
@@ -20,6 +23,9 @@
 #   HOOP_GPU_SANITIZER_SECONDS=N    the limit on each compute-sanitizer run (default 240)
 #   HOOP_GPU_RUN_SECONDS=N     the limit on each device sweep and hoop-perf run (default 180)
 #   HOOP_GPU_BUILD_JOBS=N      parallel build jobs (default: every core)
+#   HOOP_NCCL_TESTS_SRC=DIR    a checkout of NVIDIA/nccl-tests: build all_reduce_perf,
+#                              all_gather_perf, broadcast_perf and reduce_scatter_perf against
+#                              NCCL's header (tools/build-nccl-tests.sh) and run them on hoop
 #
 # Installs nothing: a missing tool or library stops it at once, named.
 set -euo pipefail
@@ -43,6 +49,9 @@ bench_args="${HOOP_GPU_BENCH_ARGS:-}"
 test_programs=(hoop_cuda_host_test hoop_cuda_gpu_test hoop_cuda_runtime_test)
 # Run by hooprun, several ranks on the one GPU: the device collectives and hoop-perf.
 rank_programs=(hoop_device_worker hooprun hoop-perf)
+# nccl-tests, built for NCCL and run on hoop's libnccl.so.2 (docs/nccl.md).
+nccl_programs=(all_reduce_perf all_gather_perf broadcast_perf reduce_scatter_perf)
+nccl_tests_src="${HOOP_NCCL_TESTS_SRC:-}"
 build_jobs="${HOOP_GPU_BUILD_JOBS:-$(nproc)}"
 
 missing() {
@@ -79,12 +88,16 @@ build_programs() {
     exit 1
   }
   cmake --build "$build_dir" -j "$build_jobs" \
-    --target "${test_programs[@]}" hoop-cuda-bench "${rank_programs[@]}" \
+    --target "${test_programs[@]}" hoop-cuda-bench "${rank_programs[@]}" hoop_nccl \
     >"$build_dir/gpu-check/build.log" 2>&1 || {
     tail -40 "$build_dir/gpu-check/build.log"
     echo "gpu-check: build failed ($build_dir/gpu-check/build.log)"
     exit 1
   }
+  if [ -n "$nccl_tests_src" ]; then
+    HOOP_NCCL_TESTS_JOBS="$build_jobs" tools/build-nccl-tests.sh "$nccl_tests_src" \
+      "$build_dir/nccl-tests" "$build_dir"
+  fi
   build_seconds=$(($(date +%s) - start))
   echo "gpu-check: built in ${build_seconds} s (nvcc $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), architectures $archs)"
 }
@@ -94,6 +107,7 @@ built_program() {
   case "$1" in
     hoop-cuda-bench | hooprun | hoop-perf) echo "$build_dir/bin/$1" ;;
     hoop_device_worker) echo "$build_dir/tests/device/collectives/$1" ;;
+    *_perf) echo "$build_dir/nccl-tests/bin/$1" ;;
     *) echo "$build_dir/tests/device/cuda/$1" ;;
   esac
 }
@@ -106,6 +120,16 @@ if [ "$mode" = pack ]; then
     # hwloc and what it needs, which a GPU machine's image may lack.
     tools/bundle-libs.sh "$pack_dir/lib" "$(built_program "$program")"
   done
+  # nccl-tests as NCCL users have them, beside hoop's libnccl.so.2 and the MPI stand-in (not
+  # bundled: that would copy the libnccl.so.2 they were linked with, NCCL's).
+  if [ -n "$nccl_tests_src" ]; then
+    for program in "${nccl_programs[@]}"; do
+      strip --strip-debug -o "$pack_dir/$program" "$(built_program "$program")"
+    done
+    cp -L "$build_dir/nccl-tests/mpi/lib/libhoop-mpi-standin.so" "$pack_dir/lib/"
+  fi
+  cp -L "$build_dir/src/libnccl.so.2" "$pack_dir/lib/libnccl.so.2"
+  strip --strip-debug "$pack_dir/lib/libnccl.so.2"
   printf 'packed by tools/gpu-check.sh on %s, %s, architectures %s\n' "$(hostname)" \
     "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$archs" >"$pack_dir/PACKED"
   du -sh "$pack_dir"
@@ -126,12 +150,15 @@ echo "gpu-check: device: ${device:-none visible}"
 
 if [ "$mode" = build ]; then
   build_programs
+  # hoop's libnccl.so.2 and the MPI stand-in, ahead of any NCCL the machine has.
+  export LD_LIBRARY_PATH="$build_dir/src:$build_dir/nccl-tests/mpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   program_dir=""
   log_dir="$build_dir/gpu-check"
   build_line="ok, ${build_seconds} s, architectures $archs"
 else
   [ -f "$pack_dir/PACKED" ] || { echo "gpu-check: $pack_dir holds no --pack output" >&2; exit 2; }
   program_dir="$pack_dir"
+  # hoop's libnccl.so.2 is there too: it comes before any NCCL the machine has.
   export LD_LIBRARY_PATH="$pack_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   log_dir="${HOOP_GPU_LOG_DIR:-$pack_dir/logs}"
   build_line="prebuilt: $(cat "$pack_dir/PACKED")"
@@ -219,6 +246,19 @@ run_ranks "device random 4 ranks" 4 "$worker_path" --suite random
 run_ranks "device graph 4 ranks" 4 "$worker_path" --suite graph
 run_ranks "device time-out 3 ranks" 3 -x HOOP_TIMEOUT=2 "$worker_path" --suite timeout
 run_ranks "device abort 3 ranks" 3 "$worker_path" --suite abort
+run_ranks "device mismatch 3 ranks" 3 -x HOOP_TIMEOUT=20 "$worker_path" --suite mismatch-kind
+# Two simulated hosts on the one GPU (each rank's HOOP_HOSTNAME from its rank): device messages
+# between them are staged through pinned host memory over TCP, the hierarchical schedules split
+# the work by host.
+two_hosts="$log_dir/two-hosts.sh"
+cat >"$two_hosts" <<'WRAP'
+#!/usr/bin/env bash
+export HOOP_HOSTNAME="gpu-host-$((HOOP_RANK % 2))"
+exec "$@"
+WRAP
+chmod +x "$two_hosts"
+run_ranks "device sweep 4 ranks on 2 simulated hosts" 4 "$two_hosts" "$worker_path" --suite sweep
+run_ranks "device random 4 ranks on 2 simulated hosts" 4 "$two_hosts" "$worker_path" --suite random
 
 # ---- compute-sanitizer, where installed: memcheck over a short part of the kernel sweep. ----
 sanitizer_line="compute-sanitizer not found: not run"
@@ -315,6 +355,51 @@ for np in 2 4; do
   perf_rows+=("$name|$result")
 done
 
+# ---- nccl-tests on hoop's libnccl.so.2: 2 and 4 ranks on the GPU, every result checked. ----
+# The binaries were compiled against NCCL's header and linked to NCCL's library; LD_LIBRARY_PATH
+# (above) hands them hoop's. One process per rank under hooprun (the MPI stand-in), all on GPU 0.
+# With HOOP_DEBUG=INFO for INIT, each process's two hoop communicators (the stand-in's world and
+# nccl-tests' own) log "communicator ready": fewer than 2 per rank means NCCL served the run.
+nccl_rows=()
+nccl_failed=0
+if [ ! -x "$(program_path all_reduce_perf)" ]; then
+  nccl_rows+=("nccl-tests|not built: set HOOP_NCCL_TESTS_SRC to a checkout of NVIDIA/nccl-tests")
+else
+  for program in "${nccl_programs[@]}"; do
+    for np in 2 4; do
+      name="${program} ${np} ranks"
+      log="$log_dir/nccl-tests-${program}-np$np.log"
+      set +e
+      timeout "$run_limit" "$hooprun_path" -np "$np" -x NCCL_TESTS_DEVICE=0 -x HOOP_DEBUG=INFO \
+        -x HOOP_DEBUG_SUBSYS=INIT "$(program_path "$program")" -b 8 -e 64M -f 4 -g 1 -c 1 \
+        -n 10 -w 2 >"$log" 2>&1
+      status=$?
+      set -e
+      rows="$(sed -n 's/^\[0\] //p' "$log" | grep -E '^ +[0-9]+ +[0-9]+ ' || true)"
+      printf '%s\n' "$rows"
+      # Columns: size count type redop root, then time algbw busbw #wrong out of place and in place.
+      wrong="$(awk 'NF >= 13 {w += $9 + $13} END {print w + 0}' <<<"$rows")"
+      bounds="$(sed -n 's/^\[0\] # Out of bounds values : //p' "$log" | head -1)"
+      big="$(awk 'END {if (NR) print $1 " B " $8 " GB/s busbw"}' <<<"$rows")"
+      ready="$(grep -c 'hoop INFO INIT communicator ready' "$log" || true)"
+      if [ $status -eq 124 ]; then
+        result="FAIL: not finished within ${run_limit} s"
+      elif [ $status -ne 0 ]; then
+        result="FAIL: exit status $status, #wrong ${wrong}, out of bounds: ${bounds:-?}"
+      elif [ "$ready" -lt $((2 * np)) ]; then
+        result="FAIL: hoop did not serve it (${ready} hoop communicators for ${np} ranks)"
+      elif [ "$wrong" != 0 ] || [ -z "$rows" ]; then
+        result="FAIL: #wrong ${wrong} (${bounds:-no result rows})"
+      else
+        result="#wrong 0, largest ${big:-?}"
+      fi
+      case "$result" in FAIL*) nccl_failed=$((nccl_failed + 1)); tail -10 "$log" ;; esac
+      echo "gpu-check: nccl-tests $name: $result ($log)"
+      nccl_rows+=("$name|$result")
+    done
+  done
+fi
+
 # ---- Summary, last. ----
 echo
 echo "== gpu-check summary ($(date -u '+%Y-%m-%d %H:%M UTC')) =="
@@ -333,10 +418,10 @@ if [ -n "$last_row" ]; then
 else
   printf '%-22s %s\n' "bench" "no numbers (exit status $bench_status; log: $log_dir/bench.log)"
 fi
-for row in "${device_rows[@]}" "${perf_rows[@]}"; do
+for row in "${device_rows[@]}" "${perf_rows[@]}" "${nccl_rows[@]}"; do
   printf '%-27s %s\n' "${row%%|*}" "${row#*|}"
 done
-if [ "$failed" != 0 ] || [ "$device_failed" != 0 ] || [ "$bench_status" != 0 ] || [ "$passed" = 0 ] || [ "$sanitizer_failed" != 0 ]; then
+if [ "$failed" != 0 ] || [ "$device_failed" != 0 ] || [ "$bench_status" != 0 ] || [ "$passed" = 0 ] || [ "$sanitizer_failed" != 0 ] || [ "$nccl_failed" != 0 ]; then
   echo "gpu-check: NOT OK"
   exit 1
 fi

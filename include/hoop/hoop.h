@@ -71,6 +71,18 @@ typedef enum {
   hoopNumOps = 5
 } hoopRedOp_t;
 
+/* Where hoopRedOpCreatePreMulSum's scalar lives. */
+typedef enum {
+  /* A pointer read each time a call with the op runs: on device memory calls the device reads it
+   * in stream order (device memory), or the CPU when the call is enqueued (host memory); on host
+   * memory calls the CPU reads it when the call runs (copying it from the device if it is device
+   * memory). The scalar must stay valid while the op lives and until the calls made with it have
+   * run. */
+  hoopScalarDevice = 0,
+  /* Copied when the op is made. */
+  hoopScalarHostImmediate = 1
+} hoopScalarResidence_t;
+
 /* Version as HOOP_VERSION_CODE. */
 hoopResult_t hoopGetVersion(int* version);
 
@@ -138,6 +150,30 @@ hoopResult_t hoopCommDestroy(hoopComm_t comm);
 /* From any thread: makes every call blocked on comm return an error, then frees comm. On a
  * non-blocking communicator it drops the queued work and stops its thread. */
 hoopResult_t hoopCommAbort(hoopComm_t comm);
+
+/* The color that leaves a rank out of every communicator hoopCommSplit makes (*newcomm NULL). */
+#define HOOP_SPLIT_NOCOLOR (-1)
+/* Collective over comm: every rank calls it, at the same point among comm's calls. The ranks that
+ * pass the same color (>= 0) form a new communicator in *newcomm, ranked by key (equal keys keep
+ * their order in comm); a rank passing HOOP_SPLIT_NOCOLOR takes part and gets NULL. config NULL:
+ * the new communicators take the settings comm was created with (blocking, timeouts, socket
+ * streams, algorithms); a config's set fields override those, and its unset fields inherit them.
+ * The new communicators are whole communicators, independent of comm (destroy each on its own),
+ * and may be split again. A wrong argument on one rank (a color below HOOP_SPLIT_NOCOLOR, newcomm
+ * NULL, a bad config) fails the call on every rank with hoopInvalidArgument naming that rank, and
+ * leaves comm usable; a rank that never calls it fails the others after comm's timeout. Not inside
+ * a group. On a non-blocking comm the split is queued like its calls and returns hoopInProgress;
+ * a non-blocking new communicator returns hoopInProgress with *newcomm valid, to poll with
+ * hoopCommGetAsyncError(*newcomm) as after hoopCommInitRankConfig. */
+hoopResult_t hoopCommSplit(hoopComm_t comm, int color, int key, hoopComm_t* newcomm,
+                           hoopConfig_t* config);
+
+/* Finishes the work issued on comm: the calls on device memory enqueued on streams (until the
+ * device has run them) and, on a non-blocking communicator, its queue (then it returns
+ * hoopInProgress and hoopCommGetAsyncError(comm) says hoopSuccess once all is done). From then on
+ * comm serves only hoopCommDestroy, hoopCommAbort and queries: an operation is hoopInvalidUsage.
+ * Local to this rank: it waits for no other. */
+hoopResult_t hoopCommFinalize(hoopComm_t comm);
 
 /* The queries below return hoopInProgress while a non-blocking initialisation runs. */
 hoopResult_t hoopCommCount(const hoopComm_t comm, int* count);
@@ -231,12 +267,43 @@ hoopResult_t hoopSend(const void* sendbuff, size_t count, hoopDataType_t datatyp
                       hoopComm_t comm, hoopStream_t stream);
 hoopResult_t hoopRecv(void* recvbuff, size_t count, hoopDataType_t datatype, int peer,
                       hoopComm_t comm, hoopStream_t stream);
+/* A reduction op for comm's calls on datatype alone: every rank's input multiplied by *scalar (one
+ * element of datatype, see hoopScalarResidence_t), then summed, as hoopSum would (the same bits
+ * on every rank; integers wrap; fp16 and bf16 multiply in fp32 and round once). Each rank makes
+ * its own, with its own scalar; the call is local. *op is hoopNumOps or above, not the value of
+ * another op made in this process (until 2^31 of them were), and serves hoopAllReduce, hoopReduce
+ * and hoopReduceScatter on comm: on another communicator, another datatype, or after
+ * hoopRedOpDestroy it is hoopInvalidArgument naming it. Destroying comm destroys its ops. */
+hoopResult_t hoopRedOpCreatePreMulSum(hoopRedOp_t* op, void* scalar, hoopDataType_t datatype,
+                                      hoopScalarResidence_t residence, hoopComm_t comm);
+/* Calls already made with op are not affected: they took the scalar, or its pointer, with them. */
+hoopResult_t hoopRedOpDestroy(hoopRedOp_t op, hoopComm_t comm);
+
 /* Calls between hoopGroupStart and hoopGroupEnd are issued together at hoopGroupEnd: sends and
  * receives progress concurrently, collectives run in the order they were called. Groups nest. */
 hoopResult_t hoopGroupStart(void);
 hoopResult_t hoopGroupEnd(void);
 /* Returns once every rank of comm has called it. */
 hoopResult_t hoopBarrier(hoopComm_t comm, hoopStream_t stream);
+
+/* hoop extensions for programs that manage CUDA themselves, such as hoop's NCCL library
+ * (libnccl.so.2, docs/nccl.md). Only hoopMemAlloc initialises CUDA in a process that has not
+ * used it. */
+/* *isDevice = 1 when `pointer` is device memory (CUDA's, or hoop's emulated device's), which hoop's
+ * calls enqueue on a stream; 0 for host, pinned or managed memory, which they serve on the host. */
+hoopResult_t hoopPointerIsDevice(const void* pointer, int* isDevice);
+/* Returns once the work enqueued on `stream` so far has run. NULL is CUDA's legacy default stream
+ * where the process uses CUDA, and nothing to wait for where it does not. A stream being captured
+ * into a graph cannot be waited for: hoopInvalidUsage. */
+hoopResult_t hoopStreamSynchronize(hoopStream_t stream);
+/* The calling thread's current CUDA device (0 under HOOP_DEVICE_EMULATION), or -1 where there is
+ * none to name: a process that has not used CUDA, or a hoop built without it. */
+hoopResult_t hoopGetDevice(int* device);
+/* Device memory of the current device through hoop's device runtime (cudaMalloc, or the
+ * emulation's), and its release; size 0 gives NULL, and hoopMemFree(NULL) does nothing.
+ * hoopInvalidUsage where hoop has no device runtime (built without CUDA, no emulation). */
+hoopResult_t hoopMemAlloc(void** pointer, size_t size);
+hoopResult_t hoopMemFree(void* pointer);
 
 /* Buffer registration, as NCCL's ncclCommRegister/ncclCommDeregister: registers buff (size bytes)
  * with comm and sets *handle. A message larger than one RDMA slot whose buffers lie inside

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -220,6 +221,19 @@ class Communicator {
     issued(hoopCommSetAlgorithms(comm_, rules.c_str()));
   }
 
+  // Collective over this communicator (hoopCommSplit): the ranks passing the same color get a new
+  // communicator of their own, ranked by key; HOOP_SPLIT_NOCOLOR takes part and gets nothing. It
+  // has this communicator's settings, or `config`'s fields where they are set; a non-blocking one
+  // must be wait()ed for before use.
+  std::optional<Communicator> split(int color, int key) { return splitWith(color, key, nullptr); }
+  std::optional<Communicator> split(int color, int key, hoopConfig_t config) {
+    return splitWith(color, key, &config);
+  }
+
+  // Finishes what was issued (hoopCommFinalize); then only queries, destruction and abort() are
+  // served. On a non-blocking communicator wait() for it to end.
+  void finalize() { issued(hoopCommFinalize(comm_)); }
+
   // Non-blocking communicators: whether initialisation and everything queued have finished;
   // throws the first failure. Blocking ones: true, or the failure an earlier call met.
   bool ready() const {
@@ -246,6 +260,12 @@ class Communicator {
   void issued(hoopResult_t result) const {
     if (result != hoopInProgress) check(result, comm_);
   }
+  std::optional<Communicator> splitWith(int color, int key, hoopConfig_t* config) {
+    hoopComm_t made = nullptr;
+    issued(hoopCommSplit(comm_, color, key, &made, config));
+    if (made == nullptr) return std::nullopt;
+    return Communicator(made);
+  }
   int query(hoopResult_t (*function)(const hoopComm_t, int*)) const {
     int value = 0;
     check(function(comm_, &value), comm_);
@@ -260,6 +280,48 @@ class Communicator {
   }
 
   hoopComm_t comm_ = nullptr;
+};
+
+// A premultiplied sum for one communicator's calls on T (hoopRedOpCreatePreMulSum): each rank's
+// input multiplied by its factor, then summed. Pass it where a call takes its op (it converts to
+// hoopRedOp_t). It must not outlive its communicator.
+template <typename T>
+class PreMulSum {
+ public:
+  // The factor, copied now.
+  PreMulSum(const Communicator& comm, T factor) : comm_(comm.handle()) {
+    check(hoopRedOpCreatePreMulSum(&op_, &factor, dataTypeOf<T>(), hoopScalarHostImmediate, comm_),
+          comm_);
+  }
+  // A factor read each time a call with the op runs (device memory for calls on device memory:
+  // see hoopScalarDevice); it must outlive the op.
+  PreMulSum(const Communicator& comm, const T* factor) : comm_(comm.handle()) {
+    check(hoopRedOpCreatePreMulSum(&op_, const_cast<T*>(factor), dataTypeOf<T>(), hoopScalarDevice,
+                                   comm_),
+          comm_);
+  }
+  ~PreMulSum() {
+    if (comm_ != nullptr) hoopRedOpDestroy(op_, comm_);
+  }
+  PreMulSum(PreMulSum&& other) noexcept
+      : comm_(std::exchange(other.comm_, nullptr)), op_(other.op_) {}
+  PreMulSum& operator=(PreMulSum&& other) noexcept {
+    if (this != &other) {
+      if (comm_ != nullptr) hoopRedOpDestroy(op_, comm_);
+      comm_ = std::exchange(other.comm_, nullptr);
+      op_ = other.op_;
+    }
+    return *this;
+  }
+  PreMulSum(const PreMulSum&) = delete;
+  PreMulSum& operator=(const PreMulSum&) = delete;
+
+  hoopRedOp_t op() const { return op_; }
+  operator hoopRedOp_t() const { return op_; }
+
+ private:
+  hoopComm_t comm_;
+  hoopRedOp_t op_ = hoopSum;
 };
 
 // Runs `body` between hoopGroupStart and hoopGroupEnd: its sends and receives run together (on

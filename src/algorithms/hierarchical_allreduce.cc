@@ -21,10 +21,12 @@ void hierarchicalAllReduce(Team& comm, const CollectiveArgs& args) {
   const size_t pieceElements = pieceElementsFor(comm, args);
   const auto* input = static_cast<const char*>(args.send);
   auto* output = static_cast<char*>(args.recv);
-  Primitives prims(comm, args, pieceElements * elementSize);
-
-  // Loops of localSize * cross.size() pieces, so the cross-host step moves whole pieces.
-  const size_t loopElements = localSize * cross.size() * pieceElements;
+  // Loops of localSize * cross.size() pieces, so the cross-host step moves whole pieces. The
+  // local steps move whole chunks of cross.size() pieces: a chunk a connection cannot hand over
+  // in place is received into the staging piece, which must hold it.
+  const size_t chunkElements = cross.size() * pieceElements;
+  Primitives prims(comm, args, chunkElements * elementSize);
+  const size_t loopElements = localSize * chunkElements;
   for (size_t loopStart = 0; loopStart < args.count; loopStart += loopElements) {
     const RingChunks chunks{EvenSplit{std::min(loopElements, args.count - loopStart), localSize},
                             input + loopStart * elementSize, output + loopStart * elementSize,

@@ -89,6 +89,11 @@ void Primitives::withReceived(int from, size_t bytes, Use use) {
     inPlace->releasePeeked();
     return;
   }
+  // A schedule passes at most a piece here: more would run past the staging piece.
+  if (bytes > pieceBytes_) {
+    fail(hoopInternalError, "rank ", comm_.rank(), ": a ", bytes, "-byte receive from ",
+         comm_.describePeer(from), " into a staging piece of ", pieceBytes_, " bytes");
+  }
   recv(from, staging_, bytes);
   use(staging_);
 }

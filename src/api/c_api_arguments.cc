@@ -19,6 +19,15 @@ void checkOp(hoopRedOp_t op, const char* call) {
   }
 }
 
+MemoryKind memoryOf(const void* pointer) {
+  // The emulated device's memory is known to its runtime alone; CUDA's to the driver, asked only
+  // where it is loaded (memory_kind.h).
+  const MemoryKind kind =
+      deviceEmulated() ? deviceRuntime().kindOf(pointer) : memoryKindOf(pointer);
+  // Managed memory is read by the CPU, as host memory.
+  return kind == MemoryKind::kDevice ? MemoryKind::kDevice : MemoryKind::kHost;
+}
+
 std::optional<MemoryKind> checkBuffer(const void* buffer, size_t count, size_t elementSize,
                                       size_t multiplier, const char* name, const char* call) {
   if (count > SIZE_MAX / elementSize / multiplier) {
@@ -26,11 +35,7 @@ std::optional<MemoryKind> checkBuffer(const void* buffer, size_t count, size_t e
   }
   if (buffer == nullptr && count > 0) fail(hoopInvalidArgument, call, ": ", name, " is NULL");
   if (count == 0) return std::nullopt;
-  // The emulated device's memory is known to its runtime alone; CUDA's to the driver, asked only
-  // where it is loaded (memory_kind.h).
-  const MemoryKind kind = deviceEmulated() ? deviceRuntime().kindOf(buffer) : memoryKindOf(buffer);
-  // Managed memory is read by the CPU, as host memory.
-  return kind == MemoryKind::kDevice ? MemoryKind::kDevice : MemoryKind::kHost;
+  return memoryOf(buffer);
 }
 
 void CallMemory::add(const char* name, std::optional<MemoryKind> kind) {

@@ -11,6 +11,8 @@
 namespace hoop::capi {
 
 void checkType(hoopDataType_t type, const char* call);
+// Where `pointer` points: device memory, or host (and managed) memory, which the CPU reads.
+MemoryKind memoryOf(const void* pointer);
 void checkOp(hoopRedOp_t op, const char* call);
 // `count` elements of `elementSize` bytes, `multiplier` times over (a buffer with a block per
 // rank): a size that fits size_t, not NULL unless empty. Returns where it lives (nothing for an

@@ -4,6 +4,7 @@
 
 #include "algorithms/collective.h"
 #include "api/c_api_arguments.h"
+#include "api/c_api_redop.h"
 #include "api/c_api_submit.h"
 
 using namespace hoop;
@@ -30,10 +31,12 @@ struct CollectiveCall {
 // Checks the arguments (leaving the communicator usable when they are wrong) and submits.
 hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const CollectiveCall& call) {
   CollectiveArgs args;
+  std::optional<PreMulFactor> premultiply;
   hoopResult_t status = guarded(comm, [&] {
     usableComm(comm, call.name);
     checkType(call.datatype, call.name);
-    if (call.op) checkOp(*call.op, call.name);
+    // Read now: the op may be destroyed once the call is made, before a queue or a group runs it.
+    if (call.op) premultiply = premultiplyOf(comm, *call.op, call.datatype, call.name);
     if (call.root) checkRank(comm, *call.root, "root", call.name);
     const size_t elementSize = dataTypeSize(static_cast<DataType>(call.datatype));
     const size_t ranks = static_cast<size_t>(comm->impl->size());
@@ -53,14 +56,16 @@ hoopResult_t submitChecked(hoopComm* comm, hoopStream_t stream, const Collective
             call.recv,
             call.count,
             static_cast<DataType>(call.datatype),
-            static_cast<RedOp>(call.op.value_or(hoopSum)),
+            premultiply ? RedOp::kSum : static_cast<RedOp>(call.op.value_or(hoopSum)),
             call.root.value_or(0),
             0};
     args.memory = kind;
     args.stream = stream;
   });
-  return status != hoopSuccess ? status
-                               : submit(comm, {comm, Deferred::Kind::kCollective, args, {}});
+  if (status != hoopSuccess) return status;
+  Deferred deferred{comm, Deferred::Kind::kCollective, args, {}};
+  deferred.premultiply = premultiply;
+  return submit(comm, deferred);
 }
 
 }  // namespace

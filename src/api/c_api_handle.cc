@@ -50,16 +50,26 @@ void checkInitialised(hoopComm* comm, const char* call) {
   std::string message;
   const hoopResult_t status = comm->queue->status(&message);
   if (status != hoopInProgress && status != hoopSuccess) {
-    fail(status, call, ": rank ", comm->rank, ": the communicator failed to initialise: ", message);
+    fail(status, call, ": rank ", comm->rank.load(),
+         ": the communicator failed to initialise: ", message);
   }
-  fail(hoopInvalidUsage, call, ": rank ", comm->rank,
+  fail(hoopInvalidUsage, call, ": rank ", comm->rank.load(),
        ": the non-blocking communicator is still initialising; poll hoopCommGetAsyncError "
        "until it returns hoopSuccess before using it");
+}
+
+void checkNotFinalized(hoopComm* comm, const char* call) {
+  if (comm->finalized.load(std::memory_order_acquire)) {
+    fail(hoopInvalidUsage, call, ": rank ", comm->rank.load(),
+         ": the communicator was finalized (hoopCommFinalize); only hoopCommDestroy, "
+         "hoopCommAbort and queries may follow");
+  }
 }
 
 hoopComm* usableComm(hoopComm* comm, const char* call) {
   checkedComm(comm, call);
   checkInitialised(comm, call);
+  checkNotFinalized(comm, call);
   return comm;
 }
 
@@ -74,7 +84,7 @@ hoopResult_t record(hoopComm* comm, hoopResult_t code, const std::string& messag
     std::lock_guard lock(comm->errorMutex);
     comm->lastError = message;
   }
-  log(LogLevel::kWarn, LogSubsys::kInit, comm != nullptr && isLive(comm) ? comm->rank : -1,
+  log(LogLevel::kWarn, LogSubsys::kInit, comm != nullptr && isLive(comm) ? comm->rank.load() : -1,
       message);
   return code;
 }

@@ -12,13 +12,21 @@
 #include "base/error.h"
 #include "core/async_queue.h"
 #include "core/communicator.h"
+#include "core/user_config.h"
 #include "hoop/hoop.h"
 
 #define HOOP_API extern "C" __attribute__((visibility("default")))
 
 struct hoopComm {
   std::unique_ptr<hoop::Communicator> impl;
-  int rank = -1;  // known from the init call, before impl exists
+  // Known from the init call, before impl exists; for a communicator split from a non-blocking
+  // one, once the parent's queue has run the split's exchange (-1 until then).
+  std::atomic<int> rank{-1};
+  // The settings it was made with (blocking is also `queue` being set): what a communicator split
+  // from it inherits.
+  hoop::CommSettings settings;
+  // hoopCommFinalize was called: operations are refused from then on.
+  std::atomic<bool> finalized{false};
   std::mutex errorMutex;
   std::string lastError;
   // The first failure inside an operation; the communicator is unusable after it.
@@ -52,7 +60,9 @@ hoopComm* checkedComm(hoopComm* comm, const char* call);
 // A non-blocking communicator whose initialisation has not finished (or failed) cannot take
 // operations yet: they need its size and connections.
 void checkInitialised(hoopComm* comm, const char* call);
-// A communicator that can take an operation now.
+// After hoopCommFinalize only destroy, abort and queries are served: anything else fails here.
+void checkNotFinalized(hoopComm* comm, const char* call);
+// A communicator that can take an operation now: live, initialised and not finalized.
 hoopComm* usableComm(hoopComm* comm, const char* call);
 
 // Remembers `message` as this thread's and (for a live `comm`) the communicator's last error,

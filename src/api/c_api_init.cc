@@ -1,10 +1,14 @@
 // The C API's life cycle of a communicator: the version, unique ids, the three ways to create
-// one (blocking, non-blocking, from a launcher's environment), and destroying or aborting it.
+// one (blocking, non-blocking, from a launcher's environment), and finalizing, destroying or
+// aborting it. hoopCommSplit, the fourth way, is in c_api_split.cc.
+#include "api/c_api_init.h"
+
 #include <cstring>
 #include <functional>
 #include <memory>
 
-#include "api/c_api_handle.h"
+#include "api/c_api_redop.h"
+#include "api/c_api_submit.h"
 #include "base/logging.h"
 #include "core/launch_env.h"
 #include "core/user_config.h"
@@ -35,31 +39,11 @@ HOOP_API hoopResult_t hoopGetUniqueId(hoopUniqueId* uniqueId) {
   });
 }
 
+namespace hoop::capi {
 namespace {
 
-void checkInitArguments(hoopComm_t* out, int nranks, int rank) {
-  if (out == nullptr) fail(hoopInvalidArgument, "hoopCommInit: comm is NULL");
-  *out = nullptr;
-  if (nranks < 1) fail(hoopInvalidArgument, "hoopCommInitRank: nranks ", nranks, " < 1");
-  if (rank < 0 || rank >= nranks) {
-    fail(hoopInvalidArgument, "hoopCommInitRank: rank ", rank, " is not in [0, ", nranks, ")");
-  }
-}
-
-hoopResult_t initComm(hoopComm_t* out, int nranks, int rank,
-                      const std::function<std::unique_ptr<Communicator>()>& create) {
-  return guarded(nullptr, [&] {
-    checkInitArguments(out, nranks, rank);
-    auto comm = std::make_unique<hoopComm>();
-    comm->rank = rank;
-    comm->impl = create();
-    publish(std::move(comm), out);
-  });
-}
-
-// The background half of a non-blocking hoopCommInitRankConfig, on the communicator's thread.
-void initialiseInBackground(hoopComm* comm, const BootstrapId& id, int nranks,
-                            const Config& config) {
+// The background half of a non-blocking communicator's creation, on its queue's thread.
+void initialiseInBackground(hoopComm* comm, const MakeCommunicator& make) {
   auto announce = [comm](Communicator* constructing) {
     std::lock_guard lock(comm->initMutex);
     comm->constructing = constructing;
@@ -67,7 +51,7 @@ void initialiseInBackground(hoopComm* comm, const BootstrapId& id, int nranks,
   };
   std::unique_ptr<Communicator> impl;
   try {
-    impl = Communicator::create(id, nranks, comm->rank, nullptr, config, announce);
+    impl = make(*comm, announce);
   } catch (const Error& e) {
     record(comm, e.code(), e.what());
     throw;
@@ -79,30 +63,68 @@ void initialiseInBackground(hoopComm* comm, const BootstrapId& id, int nranks,
   comm->ready.store(true, std::memory_order_release);
 }
 
-// Returns at once with a handle whose initialisation runs on its own thread.
-hoopResult_t initNonBlocking(hoopComm_t* out, int nranks, int rank, const hoopUniqueId& commId,
-                             const Config& config) {
-  hoopResult_t status = guarded(nullptr, [&] {
-    checkInitArguments(out, nranks, rank);
-    const BootstrapId id = BootstrapId::decode(commId);
+}  // namespace
+
+hoopResult_t initBlocking(hoopComm_t* out, int rank, const CommSettings& settings,
+                          const MakeCommunicator& make) {
+  return guarded(nullptr, [&] {
     auto comm = std::make_unique<hoopComm>();
     comm->rank = rank;
+    comm->settings = settings;
+    comm->impl = make(*comm, nullptr);
+    publish(std::move(comm), out);
+  });
+}
+
+hoopResult_t initNonBlocking(hoopComm_t* out, int rank, const CommSettings& settings,
+                             MakeCommunicator make) {
+  hoopResult_t status = guarded(nullptr, [&] {
+    auto comm = std::make_unique<hoopComm>();
+    comm->rank = rank;
+    comm->settings = settings;
     comm->queue = std::make_unique<AsyncQueue>();
     hoopComm* raw = comm.get();
-    comm->queue->push(
-        [raw, id, nranks, config] { initialiseInBackground(raw, id, nranks, config); }, "");
+    comm->queue->push([raw, make = std::move(make)] { initialiseInBackground(raw, make); }, "");
     publish(std::move(comm), out);
   });
   return status == hoopSuccess ? hoopInProgress : status;
+}
+
+}  // namespace hoop::capi
+
+namespace {
+
+void checkInitArguments(hoopComm_t* out, int nranks, int rank) {
+  if (out == nullptr) fail(hoopInvalidArgument, "hoopCommInit: comm is NULL");
+  *out = nullptr;
+  if (nranks < 1) fail(hoopInvalidArgument, "hoopCommInitRank: nranks ", nranks, " < 1");
+  if (rank < 0 || rank >= nranks) {
+    fail(hoopInvalidArgument, "hoopCommInitRank: rank ", rank, " is not in [0, ", nranks, ")");
+  }
+}
+
+// hoopCommInitRank and hoopCommInitRankConfig: the arguments checked, then made as `settings` say.
+hoopResult_t initRank(hoopComm_t* out, int nranks, hoopUniqueId commId, int rank,
+                      const CommSettings& settings) {
+  BootstrapId id;
+  hoopResult_t status = guarded(nullptr, [&] {
+    checkInitArguments(out, nranks, rank);
+    id = BootstrapId::decode(commId);
+  });
+  if (status != hoopSuccess) return status;
+  MakeCommunicator make = [id, nranks, rank](hoopComm& comm,
+                                             const std::function<void(Communicator*)>& announce) {
+    return Communicator::create(id, nranks, rank, nullptr, comm.settings.config, announce);
+  };
+  if (!settings.blocking) return initNonBlocking(out, rank, settings, std::move(make));
+  return initBlocking(out, rank, settings, make);
 }
 
 }  // namespace
 
 HOOP_API hoopResult_t hoopCommInitRank(hoopComm_t* comm, int nranks, hoopUniqueId commId,
                                        int rank) {
-  return initComm(comm, nranks, rank, [&] {
-    return Communicator::create(BootstrapId::decode(commId), nranks, rank, nullptr);
-  });
+  return hoopCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }
 
 HOOP_API hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopUniqueId commId,
@@ -113,24 +135,25 @@ HOOP_API hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopU
     settings = resolveSettings(config);
   });
   if (status != hoopSuccess) return status;
-  if (!settings.blocking) return initNonBlocking(comm, nranks, rank, commId, settings.config);
-  return initComm(comm, nranks, rank, [&] {
-    return Communicator::create(BootstrapId::decode(commId), nranks, rank, nullptr,
-                                settings.config);
-  });
+  return initRank(comm, nranks, commId, rank, settings);
 }
 
 HOOP_API hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm) {
   LaunchEnv env;
-  hoopResult_t status = guarded(nullptr, [&] { env = readLaunchEnv(); });
+  CommSettings settings;
+  hoopResult_t status = guarded(nullptr, [&] {
+    env = readLaunchEnv();
+    checkInitArguments(comm, env.size, env.rank);
+    settings.config = Config::fromEnvironment();
+  });
   if (status != hoopSuccess) return status;
-  return initComm(comm, env.size, env.rank, [&] {
+  return initBlocking(comm, env.rank, settings, [&](hoopComm& made, const auto&) {
     std::unique_ptr<RootService> root;
     if (env.rank == 0) {
-      root =
-          std::make_unique<RootService>(env.id.root, env.id, Config::fromEnvironment().initTimeout);
+      root = std::make_unique<RootService>(env.id.root, env.id, made.settings.config.initTimeout);
     }
-    auto created = Communicator::create(env.id, env.size, env.rank, std::move(root));
+    auto created =
+        Communicator::create(env.id, env.size, env.rank, std::move(root), made.settings.config);
     if (env.launcherLocalRank >= 0 && env.launcherLocalRank != created->localRank()) {
       // Both can be right (a launcher may count slots, not processes), but a difference often
       // means hosts that report the same name, or containers that hide each other.
@@ -141,6 +164,23 @@ HOOP_API hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm) {
     }
     return created;
   });
+}
+
+HOOP_API hoopResult_t hoopCommFinalize(hoopComm_t comm) {
+  constexpr const char* kCall = "hoopCommFinalize";
+  hoopResult_t status = guarded(comm, [&] {
+    checkedComm(comm, kCall);
+    if (comm->finalized.exchange(true, std::memory_order_acq_rel)) {
+      fail(hoopInvalidUsage, kCall, ": rank ", comm->rank.load(),
+           ": the communicator was finalized already");
+    }
+  });
+  if (status != hoopSuccess) return status;
+  // Behind everything issued before it: the queue runs it last, and the device work it waits for
+  // was enqueued by then.
+  auto finish = [comm] { runOn(comm, [](Communicator& c) { c.finishDeviceWork(); }); };
+  if (comm->queue != nullptr) return enqueue(comm, finish);
+  return guarded(comm, finish);
 }
 
 namespace {
@@ -167,6 +207,7 @@ hoopResult_t release(hoopComm_t comm, const char* call, bool abort) {
     if (abort) comm->impl->requestAbort();
     { std::lock_guard waitForOperation(comm->impl->operationMutex()); }
   }
+  forgetOps(comm);
   delete comm;
   return hoopSuccess;
 }

@@ -17,7 +17,9 @@ namespace {
 CollectiveArgs askedCall(hoopComm_t comm, hoopCollective_t collective, size_t count,
                          hoopDataType_t datatype, const void* answer, const char* answerName,
                          const char* function) {
-  usableComm(comm, function);
+  // A question, not an operation: a finalized communicator answers it too.
+  checkedComm(comm, function);
+  checkInitialised(comm, function);
   checkType(datatype, function);
   if (answer == nullptr) fail(hoopInvalidArgument, function, ": ", answerName, " is NULL");
   const auto kind = static_cast<OpKind>(collective);

@@ -19,8 +19,11 @@ void execute(const Deferred& op) {
   switch (op.kind) {
     case Deferred::Kind::kCollective:
       runOn(op.comm, [&](Communicator& c) {
+        const PreMulFactor* premultiply = op.premultiply ? &*op.premultiply : nullptr;
         if (op.collective.memory == MemoryKind::kDevice) {
-          runDeviceCollective(c, op.collective);
+          runDeviceCollective(c, op.collective, premultiply);
+        } else if (premultiply != nullptr) {
+          runPremultipliedCollective(c, op.collective, *premultiply);
         } else {
           runCollective(c, op.collective);
         }
@@ -54,7 +57,7 @@ void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
       hostP2p.push_back(op.p2p);
     } else {
       if (!deviceP2p.empty() && op.stream != deviceStream) {
-        fail(hoopInvalidUsage, "hoopGroupEnd: rank ", comm->rank,
+        fail(hoopInvalidUsage, "hoopGroupEnd: rank ", comm->rank.load(),
              ": the group's sends and receives on device memory use different streams; one "
              "group's point-to-point calls must share one stream");
       }
@@ -81,7 +84,7 @@ hoopResult_t enqueue(hoopComm* comm, std::function<void()> work) {
             throw;
           }
         },
-        str("rank ", comm->rank,
+        str("rank ", comm->rank.load(),
             ": the communicator failed earlier and cannot be used (destroy "
             "or abort it): "));
   });

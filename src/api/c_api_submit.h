@@ -3,9 +3,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "algorithms/collective.h"
 #include "api/c_api_handle.h"
+#include "core/premultiply.h"
 
 namespace hoop::capi {
 
@@ -18,6 +20,9 @@ struct Deferred {
   // A point-to-point operation's memory and stream (a collective's are in `collective`).
   MemoryKind memory = MemoryKind::kHost;
   void* stream = nullptr;
+  // A collective with an op of hoopRedOpCreatePreMulSum: its factor (the collective's op is then
+  // the sum).
+  std::optional<PreMulFactor> premultiply = std::nullopt;
 };
 
 // Runs one operation on comm's communicator, holding its operation lock; a failure inside marks

@@ -118,6 +118,12 @@ class Communicator final : public Team {
   // Buffers registered with hoopCommRegister: messages between registered buffers travel
   // straight between them where the transport can (rdma).
   MemoryRegistry& registry() { return registry_; }
+  // Where a premultiplied sum on host memory puts its scaled input (core/premultiply.h): grown
+  // on demand and kept, used under the operation lock.
+  Staging& premultipliedInput();
+  // Waits until the device has run every call on device memory enqueued so far
+  // (hoopCommFinalize); nothing to do for a communicator that made none.
+  void finishDeviceWork();
 
   // From any thread: wakes every wait on this communicator, which then throws.
   void requestAbort();
@@ -175,6 +181,7 @@ class Communicator final : public Team {
   std::atomic<bool> abort_{false};
   UniqueFd wakeup_;  // eventfd written by requestAbort
   std::mutex operationMutex_;
+  std::unique_ptr<Staging> premultipliedInput_;
   // After the connections: its connections' setup rode them, and it is gone before they are.
   std::unique_ptr<DeviceTeam> deviceTeam_;
 };

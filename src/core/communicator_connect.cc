@@ -95,6 +95,16 @@ DeviceTeam& Communicator::deviceTeam() {
   return *deviceTeam_;
 }
 
+void Communicator::finishDeviceWork() {
+  if (deviceTeam_ != nullptr) deviceTeam_->finishEnqueuedWork();
+}
+
+Staging& Communicator::premultipliedInput() {
+  if (premultipliedInput_ == nullptr)
+    premultipliedInput_ = executorFor(MemoryKind::kHost).newStaging();
+  return *premultipliedInput_;
+}
+
 std::optional<Error> Communicator::deviceFailure() const {
   return deviceTeam_ != nullptr ? deviceTeam_->failure() : std::nullopt;
 }

@@ -1,12 +1,16 @@
 #include "core/device_team.h"
 
 #include <algorithm>
+#include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "base/error.h"
 #include "base/logging.h"
 #include "core/communicator.h"
+#include "core/premultiply.h"
 #include "transport/cuda_ipc/device_setup.h"
+#include "transport/device_staging/staged_setup.h"
 
 namespace hoop {
 namespace {
@@ -36,12 +40,20 @@ DeviceTeam::DeviceTeam(Communicator& comm, DeviceRuntime& runtime)
       shape_(deviceSlotShape(comm.chunkBytes())),
       queue_(runtime),
       executor_(runtime, nullptr, &queue_),
+      premultiplied_(executor_.newStaging()),
       connections_(static_cast<size_t>(comm.size())),
       watch_(runtime, comm.config().opTimeout, comm.rank()) {
   takeShapeOf(comm);
-  // Every peer's device slots are mapped here (CUDA IPC): the schedules that read peers' data in
-  // place may run.
-  everyPeerSharesMemory_ = comm.size() > 1;
+  for (int peer = 0; peer < size_; ++peer) spansHosts_ |= peerHostId(peer) != peerHostId(rank_);
+  // Every peer's device slots are mapped here (CUDA IPC) when all share this host: the schedules
+  // that read peers' data in place may run. Staged connections offer no such path.
+  everyPeerSharesMemory_ = comm.size() > 1 && !spansHosts_;
+  watch_.listenForNotices([this]() -> std::optional<Error> {
+    // Only between the communicator's operations: the notices arrive where they wait.
+    std::unique_lock lock(comm_.operationMutex(), std::try_to_lock);
+    if (!lock.owns_lock()) return std::nullopt;
+    return comm_.failureNoticed();
+  });
 }
 
 DeviceTeam::~DeviceTeam() {
@@ -57,13 +69,20 @@ DeviceTeam::~DeviceTeam() {
         "connections' memory is left allocated");
     for (auto& connection : connections_) static_cast<void>(connection.release());
   }
+  if (staging_) staging_->stop();
   watch_.stop();
   connections_.clear();
   if (lastCallDone_ != nullptr) runtime_.destroyEvent(lastCallDone_);
 }
 
 Executor& DeviceTeam::beginCall(DeviceStream stream) {
-  if (std::optional<Error> failure = watch_.failure()) throw *failure;
+  if (std::optional<Error> failure = watch_.checkPeers()) throw *failure;
+  if (spansHosts_ && runtime_.capturing(stream)) {
+    fail(hoopInvalidUsage, "rank ", rank_,
+         ": a call on device memory of a communicator with ranks on other hosts cannot be "
+         "captured in a graph (its messages to them are staged by a host thread, which a "
+         "replay does not run)");
+  }
   // Neither end of that order may be a stream being captured: an event of outside work cannot
   // join a capture, and waiting on a capture's event would pull the new stream into it.
   if (anyCall_ && stream != lastStream_ && !runtime_.capturing(stream) &&
@@ -89,6 +108,35 @@ void DeviceTeam::endCall() {
   // The watch counts the call finished when the stream gets here.
   runtime_.addToCounter(watch_.counterOnDevice(), lastStream_);
   watch_.callEnqueued(comm_.operation());
+  if (staging_) staging_->wake();
+}
+
+void DeviceTeam::abandonCall(const Error& error) {
+  // Part of the call may be on the streams, waiting for peers that will never match it: the
+  // watch releases those waits until the streams pass the call's end.
+  try {
+    endCall();
+  } catch (const Error&) {
+    // Enqueueing the end failed too: the watch still fails the work enqueued before.
+  }
+  watch_.failWith(error);
+}
+
+void DeviceTeam::finishEnqueuedWork() {
+  // The watch ends work that cannot finish (a dead peer, HOOP_TIMEOUT) by releasing its waits, so
+  // the streams drain in any case; the bound below is only a backstop.
+  constexpr auto kPoll = std::chrono::milliseconds(50);
+  const auto end = Clock::now() + 2 * comm_.config().opTimeout;
+  while (!watch_.drainWithin(kPoll, /*release=*/false)) {
+    if (comm_.abortRequested()) {
+      fail(hoopRemoteError, "rank ", rank_, ": aborted while waiting for device work to finish");
+    }
+    if (Clock::now() >= end) {
+      fail(hoopTimeout, "rank ", rank_,
+           ": device work of this communicator did not finish within twice HOOP_TIMEOUT");
+    }
+  }
+  if (std::optional<Error> failure = watch_.failure()) throw *failure;
 }
 
 std::string DeviceTeam::describePeer(int rank) const { return comm_.describePeer(rank); }
@@ -106,15 +154,12 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
   std::vector<int> missing;
   for (int peer : peers) {
     if (peer != rank_ && connections_[static_cast<size_t>(peer)] == nullptr) {
-      if (peerHostId(peer) != peerHostId(rank_)) {
-        fail(hoopInvalidUsage, "rank ", rank_, ": a collective on device memory with ",
-             describePeer(peer),
-             " on another host; device collectives between hosts are not built yet (pass host "
-             "memory for those)");
-      }
       missing.push_back(peer);
     }
   }
+  // A group may name a peer more than once (a send and a receive): connect it once.
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
   if (missing.empty()) return;
   // The setup rides the pairs' host connections, made first (and in their own safe order).
   comm_.connectAll(missing);
@@ -125,12 +170,43 @@ void DeviceTeam::connectAll(const std::vector<int>& peers) {
            std::make_pair(std::min(rank_, b), std::max(rank_, b));
   });
   for (int peer : missing) {
-    std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
-    auto& connection = connections_[static_cast<size_t>(peer)];
-    connection = connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
-    watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
-                           {comm_.peer(peer).pid, describePeer(peer)});
+    if (peerHostId(peer) == peerHostId(rank_)) {
+      connectOnThisHost(peer);
+    } else {
+      connectStagedTo(peer);
+    }
   }
+}
+
+void DeviceTeam::connectOnThisHost(int peer) {
+  std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
+  std::unique_ptr<DeviceConnection> connection =
+      connectDevice(comm_.pairWith(peer), *channel, shape_, queue_);
+  watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
+                         {comm_.peer(peer).pid, describePeer(peer)}, &connection->ledger());
+  connections_[static_cast<size_t>(peer)] = std::move(connection);
+}
+
+void DeviceTeam::connectStagedTo(int peer) {
+  std::unique_ptr<SetupChannel> channel = comm_.setupChannelTo(peer);
+  const StagedLinkAddresses addresses{comm_.peer(rank_).listenAddress,
+                                      comm_.peer(peer).listenAddress};
+  std::unique_ptr<StagedDeviceConnection> connection = connectStaged(
+      comm_.pairWith(peer), *channel, addresses, shape_.slots, shape_.slotBytes, queue_,
+      Clock::now() + comm_.config().initTimeout, [this] { return comm_.abortRequested(); });
+  // A peer on another host is not a process this one can look at: its death shows as the
+  // link's error, which the staging thread hands to the watch.
+  watch_.watchConnection(connection->hostFlags(), connection->hostFlagCount(),
+                         {0, describePeer(peer)}, nullptr);
+  if (!staging_) {
+    staging_ = std::make_unique<StagingProgress>([this](const Error& error) {
+      watch_.failWith(Error(error.code(), str(error.what(),
+                                              "; the waits of the work on device "
+                                              "memory were released")));
+    });
+  }
+  staging_->add(*connection);
+  connections_[static_cast<size_t>(peer)] = std::move(connection);
 }
 
 void DeviceTeam::connectEveryone() {
@@ -162,13 +238,46 @@ void DeviceTeam::adoptAlgorithms(AlgoOverrides algorithms) {
   forgetScheduleMemos();
 }
 
-void runDeviceCollective(Communicator& comm, CollectiveArgs args) {
+namespace {
+
+// The factor as the scale kernel takes it: a pointer to device memory stays one (read in stream
+// order); a host one is read now, when the call is enqueued.
+ScaleFactor onTheStream(const PreMulFactor& factor, size_t size) {
+  ScaleFactor scale;
+  switch (factor.source) {
+    case PreMulFactor::Source::kValue: scale.value = factor.value; break;
+    case PreMulFactor::Source::kHostPointer:
+      std::memcpy(scale.value.data(), factor.pointer, size);
+      break;
+    case PreMulFactor::Source::kDevicePointer: scale.onDevice = factor.pointer; break;
+  }
+  return scale;
+}
+
+}  // namespace
+
+void runDeviceCollective(Communicator& comm, CollectiveArgs args, const PreMulFactor* premultiply) {
   DeviceTeam& team = comm.deviceTeam();
   // Every pair at once, in the one global order, before a schedule asks for its peers one by
   // one: a ring's ranks each asking their next for a blocking setup would wait in a circle.
   team.connectEveryone();
   args.executor = &team.beginCall(args.stream);
-  runCollective(team, args);
+  const size_t count = premultiply != nullptr ? premultipliedCount(args, comm.size()) : 0;
+  if (count > 0) {
+    // On the call's stream after beginCall: behind the previous call, which may still read the
+    // scaled input of its own from the same memory, and ahead of every send of this one.
+    const size_t size = dataTypeSize(args.type);
+    char* scaled = team.premultipliedInput(count * size);
+    team.runtime().scale(scaled, args.send, count, args.type, onTheStream(*premultiply, size),
+                         args.stream);
+    args.send = scaled;
+  }
+  try {
+    runCollective(team, args);
+  } catch (const Error& error) {
+    team.abandonCall(error);
+    throw;
+  }
   team.endCall();
 }
 
@@ -176,7 +285,12 @@ void runDeviceP2pGroup(Communicator& comm, std::vector<P2pOp> ops, DeviceStream 
   DeviceTeam& team = comm.deviceTeam();
   Executor& executor = team.beginCall(stream);
   for (P2pOp& op : ops) op.executor = &executor;
-  runP2pGroup(team, ops);
+  try {
+    runP2pGroup(team, ops);
+  } catch (const Error& error) {
+    team.abandonCall(error);
+    throw;
+  }
   team.endCall();
 }
 

@@ -1,5 +1,6 @@
 // The team a collective on device memory runs on: the communicator's ranks, orders, settings and
-// wait, with device connections (transport/cuda_ipc) in place of the host ones and an executor
+// wait, with device connections in place of the host ones (transport/cuda_ipc on this host,
+// transport/device_staging to other hosts) and an executor
 // that enqueues kernels on the call's stream. The schedules run on it unchanged; they return once
 // the call's work is on the stream, and the stream does the rest.
 //
@@ -7,7 +8,8 @@
 // stream than the one before waits (on the device) for the previous call's stream, since both
 // use the same slots and flags. That wait is skipped while a stream is being captured into a
 // graph (an event of outside work cannot join a capture): capture on the stream the calls
-// before it used.
+// before it used. A communicator with ranks on other hosts is not captured at all: its staged
+// messages need a host thread to post them at each replay.
 #pragma once
 
 #include <memory>
@@ -22,6 +24,7 @@
 #include "device/device_runtime.h"
 #include "transport/cuda_ipc/device_call_queue.h"
 #include "transport/cuda_ipc/device_connection.h"
+#include "transport/device_staging/staging_progress.h"
 
 namespace hoop {
 
@@ -41,6 +44,15 @@ class DeviceTeam final : public Team {
   Executor& beginCall(DeviceStream stream);
   // Ends it: everything the schedule posted goes on the stream.
   void endCall();
+  // Ends a call that failed while it was enqueued: the communicator fails with `error`.
+  void abandonCall(const Error& error);
+  // Where a premultiplied sum's scaled input goes (core/premultiply.h): device memory that grows
+  // and keeps what it outgrew, as the schedules' staging does, since calls are ordered one after
+  // another on the device and an outgrown buffer may still be read by work on a stream.
+  char* premultipliedInput(size_t bytes) { return premultiplied_->reserve(bytes); }
+  // Waits until the device has run every call enqueued so far (hoopCommFinalize). Throws the
+  // failure that ended them, if one did, and stops early on an abort.
+  void finishEnqueuedWork();
   DeviceRuntime& runtime() const { return runtime_; }
   // The error that ended the device work (a dead peer, the time-out), once the watch found one.
   std::optional<Error> failure() const { return watch_.failure(); }
@@ -76,18 +88,29 @@ class DeviceTeam final : public Team {
   DeviceSlotShape shape_;
   mutable DeviceCallQueue queue_;
   DeviceExecutor executor_;
-  std::vector<std::unique_ptr<DeviceConnection>> connections_;  // by peer rank
+  std::unique_ptr<Staging> premultiplied_;
+  // By peer rank: a DeviceConnection on this host, a StagedDeviceConnection on another.
+  std::vector<std::unique_ptr<Connection>> connections_;
+  bool spansHosts_ = false;
+  // The host thread of the staged connections, made with the first one.
+  std::unique_ptr<StagingProgress> staging_;
   // The stream of the last call and an event recorded on it, for the next call's order.
   DeviceStream lastStream_ = nullptr;
   bool anyCall_ = false;
   DeviceEvent lastCallDone_ = nullptr;
   bool connectedToEveryone_ = false;
   DeviceWatch watch_;
+
+  void connectOnThisHost(int peer);
+  void connectStagedTo(int peer);
 };
 
 // Runs a collective on device memory (args.memory kDevice, args.stream the call's stream): its
-// work is enqueued on the stream when this returns.
-void runDeviceCollective(Communicator& comm, CollectiveArgs args);
+// work is enqueued on the stream when this returns. With `premultiply` (a sum), every element of
+// the input is first multiplied by that factor, on the stream (core/premultiply.h).
+struct PreMulFactor;
+void runDeviceCollective(Communicator& comm, CollectiveArgs args,
+                         const PreMulFactor* premultiply = nullptr);
 // The same for a group's sends and receives, all on `stream`.
 void runDeviceP2pGroup(Communicator& comm, std::vector<P2pOp> ops, DeviceStream stream);
 

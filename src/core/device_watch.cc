@@ -23,6 +23,8 @@ constexpr size_t kMostDescriptions = 256;
 // A peer that exited is only this rank's failure once its streams stop moving: a peer may
 // rightly finish and exit while this rank's last work, which no longer needs it, still runs.
 constexpr auto kDeadPeerStall = std::chrono::milliseconds(500);
+// How often a stalled watch asks for other ranks' failure notices (they ride the control plane).
+constexpr auto kNoticePeriod = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -73,15 +75,74 @@ void DeviceWatch::callEnqueued(std::string description) {
   wake_.notify_all();
 }
 
-void DeviceWatch::watchConnection(uint32_t* flags, size_t count, Peer peer) {
+void DeviceWatch::watchConnection(uint32_t* flags, size_t count, Peer peer,
+                                  const DeviceLedger* ledger) {
   std::lock_guard lock(mutex_);
   flags_.emplace_back(flags, count);
   peers_.push_back(std::move(peer));
+  ledgers_.push_back(ledger);
+}
+
+void DeviceWatch::listenForNotices(std::function<std::optional<Error>()> poll) {
+  std::lock_guard lock(mutex_);
+  pollNotices_ = std::move(poll);
+}
+
+std::optional<Error> DeviceWatch::mismatchFromAPeer() const {
+  for (size_t i = 0; i < ledgers_.size(); ++i) {
+    if (ledgers_[i] == nullptr) continue;
+    if (std::optional<LedgerMismatch> found = ledgers_[i]->mismatchFromPeer()) {
+      return Error(hoopInvalidUsage,
+                   str(self_, " called ", found->readerCall, " on device memory but ",
+                       peers_[i].name, " called ", found->finderCall,
+                       ": every rank must call the same collectives in the same order with the "
+                       "same count, type and op; its waits were released and the communicator "
+                       "failed"));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DeviceWatch::whoLags() const {
+  std::string lagging;
+  std::string elsewhere;  // peers on other hosts: what they enqueued is not visible here
+  for (size_t i = 0; i < ledgers_.size(); ++i) {
+    if (ledgers_[i] == nullptr) {
+      elsewhere += str(elsewhere.empty() ? "" : ", ", peers_[i].name);
+      continue;
+    }
+    const DeviceLedger& ledger = *ledgers_[i];
+    const uint64_t expected = ledger.ownRecvsPosted();
+    const uint64_t sent = ledger.peerSendsPosted();
+    if (sent < expected) {
+      lagging += str(lagging.empty() ? "" : "; ", peers_[i].name, " has enqueued ", sent,
+                     " of the ", expected,
+                     " messages this rank waits for from it (it has not made the call, "
+                     "or not all of it)");
+    }
+  }
+  if (!lagging.empty()) return lagging;
+  if (!elsewhere.empty()) {
+    return str("no peer on this host lags; of the peers on other hosts (", elsewhere,
+               ") one may not have made the call");
+  }
+  return "every peer has enqueued the messages this rank waits for: the device work itself "
+         "does not progress";
 }
 
 std::optional<Error> DeviceWatch::failure() const {
   std::lock_guard lock(mutex_);
   return failure_;
+}
+
+std::optional<Error> DeviceWatch::checkPeers() {
+  std::optional<Error> mismatch;
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) mismatch = mismatchFromAPeer();
+  }
+  if (mismatch) failWith(*mismatch);
+  return failure();
 }
 
 void DeviceWatch::releaseEveryWait() {
@@ -115,11 +176,21 @@ void DeviceWatch::failWith(Error error) {
 void DeviceWatch::run() {
   uint64_t lastFinished = 0;
   auto lastProgress = Clock::now();
+  auto lastNoticePoll = lastProgress;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     const bool busy = !drained();
     wake_.wait_for(lock, busy ? kBusyPeriod : kIdlePeriod);
     if (stopping_) break;
+    // Whether or not this rank's streams still wait: a peer may have failed a call on a message
+    // this rank's stream already sent.
+    if (!failure_) {
+      if (std::optional<Error> mismatch = mismatchFromAPeer()) {
+        lock.unlock();
+        failWith(*mismatch);
+        lock.lock();
+      }
+    }
     const uint64_t done = finished();
     while (!pending_.empty() && pending_.front().first < done) pending_.erase(pending_.begin());
     if (done != lastFinished || drained()) {
@@ -139,20 +210,31 @@ void DeviceWatch::run() {
     std::optional<Error> found;
     const bool stalled = Clock::now() - lastProgress > kDeadPeerStall;
     for (const Peer& peer : stalled ? peers_ : std::vector<Peer>{}) {
-      if (kill(peer.pid, 0) != 0 && errno == ESRCH) {
+      if (peer.pid != 0 && kill(peer.pid, 0) != 0 && errno == ESRCH) {
         found = Error(hoopRemoteError, str(self_, ": ", peer.name, " exited while ", waiting,
                                            " was enqueued on device memory; its waits were "
                                            "released and the communicator failed"));
         break;
       }
     }
+    if (!found && pollNotices_ && Clock::now() - lastProgress > kNoticePeriod &&
+        Clock::now() - lastNoticePoll > kNoticePeriod) {
+      lastNoticePoll = Clock::now();
+      // Not under the watch's lock: the poll takes the communicator's operation lock.
+      lock.unlock();
+      std::optional<Error> noticed = pollNotices_();
+      lock.lock();
+      if (noticed) {
+        found = Error(noticed->code(), str(noticed->what(),
+                                           "; the waits of the work on device "
+                                           "memory were released"));
+      }
+    }
     if (!found && Clock::now() - lastProgress > timeout_) {
-      found =
-          Error(hoopTimeout,
-                str(self_, ": ", waiting, " on device memory did not finish within HOOP_TIMEOUT (",
-                    timeout_.count() / 1000.0,
-                    " s): the device still waits on its peers; its waits were released and "
-                    "the communicator failed"));
+      found = Error(hoopTimeout, str(self_, ": ", waiting,
+                                     " on device memory did not finish within HOOP_TIMEOUT (",
+                                     timeout_.count() / 1000.0, " s): ", whoLags(),
+                                     "; its waits were released and the communicator failed"));
     }
     if (found) {
       lock.unlock();

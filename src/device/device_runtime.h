@@ -11,8 +11,8 @@
 //
 // Stream-ordered calls only enqueue: they return before the operation runs, and their buffers
 // must stay valid until the stream reaches it. They are graph-capturable on CUDA (no allocation,
-// no synchronisation): copy, reduceCopyFinal, finishAverage, writeFlag, waitFlag, addToCounter,
-// recordEvent, streamWaitEvent.
+// no synchronisation): copy, reduceCopyFinal, finishAverage, scale, writeFlag, waitFlag,
+// addToCounter, recordEvent, streamWaitEvent.
 //
 // Flags are 32-bit words in host memory shared between the processes of one host and made
 // addressable by the device (mapHost): a stream writes and waits on them without holding a
@@ -43,6 +43,14 @@ using DeviceEvent = void*;
 // cudaIpcMemHandle_t, or the emulation's segment name).
 inline constexpr size_t kDeviceIpcBytes = 64;
 using DeviceIpcHandle = std::array<uint8_t, kDeviceIpcBytes>;
+
+// The factor scale() multiplies by: one element of the call's type, read from device memory when
+// the stream reaches the kernel (a factor the program may still change after enqueueing), or
+// carried with the launch by value.
+struct ScaleFactor {
+  const void* onDevice = nullptr;  // set: read there, in stream order
+  std::array<uint8_t, 8> value{};  // otherwise: the element's bytes
+};
 
 class DeviceRuntime {
  public:
@@ -102,6 +110,10 @@ class DeviceRuntime {
   // out = in / divisor for kAvg, else out = in.
   virtual void finishAverage(void* out, const void* in, size_t count, DataType type, RedOp op,
                              size_t divisor, DeviceStream stream) = 0;
+  // out = in * factor, element-wise with kProd's rules (a premultiplied sum's first step). out
+  // and in do not overlap, or are equal.
+  virtual void scale(void* out, const void* in, size_t count, DataType type,
+                     const ScaleFactor& factor, DeviceStream stream) = 0;
 
   // Stream-ordered flag operations on mapHost'ed memory (the device's address of it).
   // writeFlag: *flag = value, after every earlier operation of the stream, its memory writes

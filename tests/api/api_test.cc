@@ -1,5 +1,6 @@
 // The C and C++ API in one process: argument checking, error messages, lifetimes, abort, and
 // ranks as threads for the cases that need several (mismatched calls, strangers on the ports).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -189,6 +190,32 @@ TEST_F(SingleRank, SingleRankCollectivesAreCopies) {
   ASSERT_EQ(hoopGroupEnd(), hoopSuccess);
   EXPECT_EQ(received, 7);
   EXPECT_EQ(hoopBarrier(comm_, nullptr), hoopSuccess);
+}
+
+// The device questions in a process that has not used CUDA (each ctest case is a process of its
+// own): every pointer is host memory, there is no device, the NULL stream has nothing to wait for,
+// and a made-up stream is refused rather than handed to CUDA.
+TEST(Api, DeviceQuestionsWithoutCuda) {
+  if (dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+    GTEST_SKIP() << "CUDA is loaded in this process already";
+  }
+  float data[4] = {};
+  int isDevice = -1;
+  ASSERT_EQ(hoopPointerIsDevice(data, &isDevice), hoopSuccess);
+  EXPECT_EQ(isDevice, 0);
+  EXPECT_EQ(hoopPointerIsDevice(data, nullptr), hoopInvalidArgument);
+  int device = 5;
+  ASSERT_EQ(hoopGetDevice(&device), hoopSuccess);
+  EXPECT_EQ(device, -1);
+  EXPECT_EQ(hoopStreamSynchronize(nullptr), hoopSuccess);
+  EXPECT_EQ(hoopStreamSynchronize(reinterpret_cast<hoopStream_t>(0x10)), hoopInvalidUsage);
+  EXPECT_NE(std::string(hoopGetLastError(nullptr)).find("this process has not loaded CUDA"),
+            std::string::npos)
+      << hoopGetLastError(nullptr);
+  void* memory = data;
+  EXPECT_EQ(hoopMemAlloc(&memory, 0), hoopSuccess);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(hoopMemFree(nullptr), hoopSuccess);
 }
 
 TEST(Api, InitArgumentErrors) {

@@ -362,6 +362,11 @@ class CudaRuntime final : public DeviceRuntime {
     cuda::finishAverageAsync(out, in, count, type, op, divisor, stream);
   }
 
+  void scale(void* out, const void* in, size_t count, DataType type, const ScaleFactor& factor,
+             DeviceStream stream) override {
+    cuda::scaleAsync(out, in, count, type, factor.onDevice, factor.value.data(), stream);
+  }
+
   void writeFlag(uint32_t* flag, uint32_t value, DeviceStream stream) override {
     checkFlagSupport(current());
     // The default flags put a memory barrier before the write (as __threadfence_system, for

@@ -43,6 +43,12 @@ void reduceCopyFinalAsync(void* out1, void* out2, const void* a, const void* b, 
 void finishAverageAsync(void* out, const void* in, size_t count, DataType type, RedOp op,
                         size_t divisor, CudaStream stream);
 
+// out[i] = in[i] * factor with ProdOp's rules (the CPU's scale(), device/cpu/scale.h): the factor
+// is one element of `type`, read from device memory by the kernel when `factorOnDevice` is set,
+// else copied from `factorValue` (host memory) at the launch. out and in are equal or apart.
+void scaleAsync(void* out, const void* in, size_t count, DataType type, const void* factorOnDevice,
+                const void* factorValue, CudaStream stream);
+
 // dst[0, bytes) = src[0, bytes); no overlap. A kernel, not cudaMemcpyAsync, so a later fused
 // primitive can share its loop; 16-byte vectors when dst and src agree modulo 16.
 void copyAsync(void* dst, const void* src, size_t bytes, CudaStream stream);

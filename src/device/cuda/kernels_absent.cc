@@ -28,6 +28,10 @@ void finishAverageAsync(void*, const void*, size_t, DataType, RedOp, size_t, Cud
   builtWithoutCuda("CUDA average kernel");
 }
 
+void scaleAsync(void*, const void*, size_t, DataType, const void*, const void*, CudaStream) {
+  builtWithoutCuda("CUDA scale kernel");
+}
+
 void copyAsync(void*, const void*, size_t, CudaStream) { builtWithoutCuda("CUDA copy kernel"); }
 
 }  // namespace hoop::cuda

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "base/error.h"
 #include "device/cuda/elementwise_launch.cuh"
@@ -156,6 +157,34 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   for (size_t i = head + vectors * kVectorBytes + first; i < bytes; i += stride) dst[i] = src[i];
 }
 
+// out = in * factor, element by element; each thread reads its element before writing it, so out
+// may be in. The factor comes from device memory (read once per thread, in stream order) or by
+// value.
+template <typename Codec>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    scaleKernel(typename Codec::Storage* out, const typename Codec::Storage* in, size_t count,
+                const typename Codec::Storage* factorOnDevice,
+                typename Codec::Storage factorValue) {
+  const cuda_kernels::ProdOp<typename Codec::Compute> multiply(cuda_kernels::Divisor{});
+  const auto factor = Codec::load(factorOnDevice != nullptr ? *factorOnDevice : factorValue);
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    out[i] = Codec::store(multiply(Codec::load(in[i]), factor));
+  }
+}
+
+template <typename Codec>
+void launchScale(void* out, const void* in, size_t count, const void* factorOnDevice,
+                 const void* factorValue, cudaStream_t stream) {
+  using S = typename Codec::Storage;
+  S value{};
+  if (factorOnDevice == nullptr) std::memcpy(&value, factorValue, sizeof(S));
+  scaleKernel<Codec><<<copyGridFor(count), kThreadsPerBlock, 0, stream>>>(
+      static_cast<S*>(out), static_cast<const S*>(in), count, static_cast<const S*>(factorOnDevice),
+      value);
+}
+
 }  // namespace
 
 bool kernelsBuilt() { return true; }
@@ -189,6 +218,52 @@ void finishAverageAsync(void* out, const void* in, size_t count, DataType type, 
   } else if (out != in) {
     copyAsync(out, in, count * dataTypeSize(type), stream);
   }
+}
+
+void scaleAsync(void* out, const void* in, size_t count, DataType type, const void* factorOnDevice,
+                const void* factorValue, CudaStream stream) {
+  if (count == 0) return;
+  const size_t elementSize = dataTypeSize(type);
+  if (elementSize == 0) {
+    fail(hoopInvalidArgument, "CUDA scale kernel: invalid data type ", static_cast<int>(type));
+  }
+  checkAligned(out, elementSize, "output", type);
+  checkAligned(in, elementSize, "input", type);
+  checkAligned(factorOnDevice, elementSize, "factor", type);
+  const auto cudaStream = static_cast<cudaStream_t>(stream);
+  switch (type) {
+    case DataType::kInt8:
+      launchScale<NativeCodec<int8_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kUint8:
+      launchScale<NativeCodec<uint8_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kInt32:
+      launchScale<NativeCodec<int32_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kUint32:
+      launchScale<NativeCodec<uint32_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kInt64:
+      launchScale<NativeCodec<int64_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kUint64:
+      launchScale<NativeCodec<uint64_t>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kFloat16:
+      launchScale<HalfCodec>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kFloat32:
+      launchScale<NativeCodec<float>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kFloat64:
+      launchScale<NativeCodec<double>>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+    case DataType::kBfloat16:
+      launchScale<Bf16Codec>(out, in, count, factorOnDevice, factorValue, cudaStream);
+      break;
+  }
+  checkLaunch("CUDA scale kernel launch");
 }
 
 void copyAsync(void* dst, const void* src, size_t bytes, CudaStream stream) {

@@ -86,12 +86,18 @@ class LoadedDriver {
   unsigned long long probedAt_ = 0;
 };
 
+LoadedDriver& loadedDriver() {
+  static LoadedDriver driver;
+  return driver;
+}
+
 }  // namespace
+
+bool cudaDriverLoaded() { return loadedDriver().find() != nullptr; }
 
 MemoryKind memoryKindOf(const void* pointer) {
   if (pointer == nullptr) return MemoryKind::kHost;
-  static LoadedDriver driver;
-  const PointerGetAttribute getAttribute = driver.find();
+  const PointerGetAttribute getAttribute = loadedDriver().find();
   if (getAttribute == nullptr) return MemoryKind::kHost;
   const auto address = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(pointer));
   // Memory CUDA does not know gives CUDA_ERROR_INVALID_VALUE, a driver nobody initialised gives

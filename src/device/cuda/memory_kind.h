@@ -15,5 +15,8 @@ namespace hoop {
 
 // The kind of memory `pointer` points into (MemoryKind is in device/memory_kind.h).
 MemoryKind memoryKindOf(const void* pointer);
+// Whether libcuda is loaded in this process (the same cached probe): without it the process has no
+// CUDA context, device or stream.
+bool cudaDriverLoaded();
 
 }  // namespace hoop

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "device/cpu/reduce.h"
+#include "device/cpu/scale.h"
 #include "device/emulated/emulated_runtime.h"
 #include "device/emulated/emulated_stream.h"
 #include "device/emulated/flag_ops.h"
@@ -47,6 +48,19 @@ void EmulatedRuntime::finishAverage(void* out, const void* in, size_t count, Dat
   checkElements(out, type, "finishAverage", "out");
   checkElements(in, type, "finishAverage", "in");
   target.enqueue([=] { hoop::finishAverage(out, in, count, type, op, divisor); });
+}
+
+void EmulatedRuntime::scale(void* out, const void* in, size_t count, DataType type,
+                            const ScaleFactor& factor, DeviceStream stream) {
+  EmulatedStream& target = EmulatedStream::from(stream);
+  checkElements(out, type, "scale", "out");
+  checkElements(in, type, "scale", "in");
+  if (count == 0) return;
+  // A factor in device memory is read when the stream gets here, as a kernel would.
+  target.enqueue([=] {
+    hoop::scale(out, in, count, type,
+                factor.onDevice != nullptr ? factor.onDevice : factor.value.data());
+  });
 }
 
 void EmulatedRuntime::writeFlag(uint32_t* flag, uint32_t value, DeviceStream stream) {

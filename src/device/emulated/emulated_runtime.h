@@ -63,6 +63,8 @@ class EmulatedRuntime final : public DeviceRuntime {
                        DataType type, RedOp op, size_t divisor, DeviceStream stream) override;
   void finishAverage(void* out, const void* in, size_t count, DataType type, RedOp op,
                      size_t divisor, DeviceStream stream) override;
+  void scale(void* out, const void* in, size_t count, DataType type, const ScaleFactor& factor,
+             DeviceStream stream) override;
   void writeFlag(uint32_t* flag, uint32_t value, DeviceStream stream) override;
   void waitFlag(const uint32_t* flag, uint32_t mask, DeviceStream stream) override;
   void addToCounter(uint32_t* counter, DeviceStream stream) override;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "transport/cuda_ipc/device_connection.h"
-
 namespace hoop {
 
 DeviceCallQueue::~DeviceCallQueue() {
@@ -33,7 +31,7 @@ bool DeviceCallQueue::readsRecorded(const char* data, size_t bytes) const {
   });
 }
 
-void DeviceCallQueue::postSend(int peer, DeviceConnection& connection, const void* data,
+void DeviceCallQueue::postSend(int peer, DeviceSlotLink& connection, const void* data,
                                size_t bytes) {
   const auto* from = static_cast<const char*>(data);
   if (readsRecorded(from, bytes)) flush();
@@ -48,7 +46,7 @@ void DeviceCallQueue::postSend(int peer, DeviceConnection& connection, const voi
   }
 }
 
-void DeviceCallQueue::postRecv(DeviceConnection& connection, void* data, size_t bytes) {
+void DeviceCallQueue::postRecv(DeviceSlotLink& connection, void* data, size_t bytes) {
   recorded_.push_back({&connection, static_cast<char*>(data), bytes});
 }
 

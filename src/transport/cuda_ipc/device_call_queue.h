@@ -30,7 +30,19 @@
 
 namespace hoop {
 
-class DeviceConnection;
+// A device connection as the queue sees it: messages move in pieces of at most slotBytes(), each
+// enqueued on a stream when the queue decides (a device connection over CUDA IPC, or one staged
+// through host memory to another host).
+class DeviceSlotLink {
+ public:
+  virtual size_t slotBytes() const = 0;
+  // One piece of a posted message: a send on `stream`, a receive on the main stream.
+  virtual void enqueueSendPiece(const char* data, size_t bytes, DeviceStream stream) = 0;
+  virtual void enqueueRecvPiece(char* data, size_t bytes) = 0;
+
+ protected:
+  ~DeviceSlotLink() = default;
+};
 
 class DeviceCallQueue final : public DeferredStreamWork {
  public:
@@ -45,9 +57,9 @@ class DeviceCallQueue final : public DeferredStreamWork {
   void bind(DeviceStream stream) { stream_ = stream; }
 
   // A send to `peer` over `connection`, on the peer's send stream (see above).
-  void postSend(int peer, DeviceConnection& connection, const void* data, size_t bytes);
+  void postSend(int peer, DeviceSlotLink& connection, const void* data, size_t bytes);
   // A receive, recorded until the next flush.
-  void postRecv(DeviceConnection& connection, void* data, size_t bytes);
+  void postRecv(DeviceSlotLink& connection, void* data, size_t bytes);
   // Puts the recorded receives on the main stream, in posting order.
   void flush() override;
   // flush(), then the main stream waits for every send stream used since the last join.
@@ -58,7 +70,7 @@ class DeviceCallQueue final : public DeferredStreamWork {
 
  private:
   struct Recorded {
-    DeviceConnection* connection;
+    DeviceSlotLink* connection;
     char* data;
     size_t bytes;
   };

@@ -14,14 +14,43 @@ DeviceConnectionResources::~DeviceConnectionResources() {
   runtime->release(ownSlots);
 }
 
-DeviceConnection::DeviceConnection(DeviceCallQueue& queue, int peer, DeviceSlotShape shape,
+DeviceConnection::DeviceConnection(DeviceCallQueue& queue, int self, int peer,
+                                   DeviceSlotShape shape,
                                    std::unique_ptr<DeviceConnectionResources> resources,
                                    std::string peerName)
     : queue_(queue),
+      self_(self),
       peer_(peer),
       shape_(shape),
       resources_(std::move(resources)),
-      peerName_(std::move(peerName)) {}
+      peerName_(std::move(peerName)),
+      ledger_(static_cast<char*>(resources_->flags.data()) + resources_->ledgerOffset,
+              resources_->lower) {}
+
+void DeviceConnection::recordOutbound(const FrameTag& tag) {
+  if (std::optional<FrameTag> theirs = ledger_.recordSend(sendsPosted_, tag)) {
+    failMismatch(tag, *theirs);
+  }
+}
+
+void DeviceConnection::recordInbound(const FrameTag& tag) {
+  if (inboundRecorded_ == recvsPosted_) return;
+  inboundRecorded_ = recvsPosted_;
+  if (std::optional<FrameTag> theirs = ledger_.recordRecv(recvsPosted_, tag)) {
+    failMismatch(tag, *theirs);
+  }
+}
+
+void DeviceConnection::failMismatch(const FrameTag& mine, const FrameTag& theirs) {
+  const std::string myCall = describeCall(mine.kind, mine.seq, mine.call);
+  const std::string theirCall = describeCall(theirs.kind, theirs.seq, theirs.call);
+  // The peer enqueued first and waits on its stream: the record tells its watch.
+  ledger_.reportMismatch(myCall, theirCall);
+  fail(hoopInvalidUsage, "rank ", self_, " called ", myCall, " on device memory but ", peerName_,
+       " called ", theirCall,
+       ": every rank must call the same collectives in the same order with the same count, "
+       "type and op");
+}
 
 uint32_t* DeviceConnection::inboundFlag(size_t slot) const {
   return reinterpret_cast<uint32_t*>(static_cast<char*>(resources_->flagsOnDevice) +
@@ -69,24 +98,27 @@ void DeviceConnection::enqueueRecvPiece(char* data, size_t bytes) {
   releaseInboundSlot();
 }
 
-uint64_t DeviceConnection::postSend(const void* data, size_t bytes, FrameTag /*tag*/) {
+uint64_t DeviceConnection::postSend(const void* data, size_t bytes, FrameTag tag) {
+  recordOutbound(tag);
   if (bytes > 0) queue_.postSend(peer_, *this, data, bytes);
   return sendsPosted_++;
 }
 
-uint64_t DeviceConnection::postRecv(void* data, size_t bytes, FrameTag /*tag*/) {
+uint64_t DeviceConnection::postRecv(void* data, size_t bytes, FrameTag tag) {
   if (inboundAwaited_) {
     fail(hoopInternalError, "a receive from ", peerName_, " was posted while one was peeked");
   }
+  recordInbound(tag);
   if (bytes > 0) queue_.postRecv(*this, data, bytes);
   return recvsPosted_++;
 }
 
-const void* DeviceConnection::peekRecv(size_t bytes, FrameTag /*tag*/) {
+const void* DeviceConnection::peekRecv(size_t bytes, FrameTag tag) {
   if (!canPeek(bytes)) {
     fail(hoopInternalError, "a ", bytes, "-byte receive from ", peerName_,
          " was read in place, but a slot holds ", shape_.slotBytes);
   }
+  recordInbound(tag);
   // An empty message takes no slot, whichever path each side uses for it (a posted empty
   // message takes none either).
   if (bytes == 0) {
@@ -109,6 +141,7 @@ bool DeviceConnection::tryEagerSend(const void* data, const EagerCall& call) {
     fail(hoopInternalError, "an eager message of ", call.bytes, " bytes to ", peerName_,
          " is larger than a slot (", shape_.slotBytes, ")");
   }
+  recordOutbound(call.tag);
   // On the main stream, not a send stream: the caller may overwrite `data` once every peer's
   // message has arrived (in place), which says nothing of this send having been copied out.
   // One-shot's eager sends wait only for slots the peers freed in their previous call.

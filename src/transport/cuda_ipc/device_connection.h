@@ -20,6 +20,7 @@
 #include "transport/capabilities.h"
 #include "transport/connection.h"
 #include "transport/cuda_ipc/device_call_queue.h"
+#include "transport/cuda_ipc/device_ledger.h"
 #include "transport/shm/shm_segment.h"
 
 namespace hoop {
@@ -40,15 +41,20 @@ struct DeviceConnectionResources {
   void* flagsOnDevice = nullptr;  // mapHost(flags): the address the stream's flag ops take
   size_t inboundFlagsOffset = 0;  // where the peer-to-this-rank direction's flags start
   size_t outboundFlagsOffset = 0;
+  size_t ledgerOffset = 0;  // the pair's DeviceLedger, after both directions' flags
+  bool lower = false;       // this rank is the lower of the pair
 
   DeviceConnectionResources() = default;
   DeviceConnectionResources(DeviceConnectionResources&&) = delete;
   ~DeviceConnectionResources();
 };
 
-class DeviceConnection final : public Connection, public InPlaceReceive, public EagerMessages {
+class DeviceConnection final : public Connection,
+                               public DeviceSlotLink,
+                               public InPlaceReceive,
+                               public EagerMessages {
  public:
-  DeviceConnection(DeviceCallQueue& queue, int peer, DeviceSlotShape shape,
+  DeviceConnection(DeviceCallQueue& queue, int self, int peer, DeviceSlotShape shape,
                    std::unique_ptr<DeviceConnectionResources> resources, std::string peerName);
 
   // Connection
@@ -81,12 +87,14 @@ class DeviceConnection final : public Connection, public InPlaceReceive, public 
 
   // One piece of a posted message, enqueued by the call queue: at most one slot's bytes, a send
   // on `stream`, a receive on the main stream.
-  void enqueueSendPiece(const char* data, size_t bytes, DeviceStream stream);
-  void enqueueRecvPiece(char* data, size_t bytes);
+  void enqueueSendPiece(const char* data, size_t bytes, DeviceStream stream) override;
+  void enqueueRecvPiece(char* data, size_t bytes) override;
   // Both directions' flags as the host sees them, for the abort's release.
   uint32_t* hostFlags() const { return static_cast<uint32_t*>(resources_->flags.data()); }
-  size_t hostFlagCount() const { return resources_->flags.size() / sizeof(uint32_t); }
-  size_t slotBytes() const { return shape_.slotBytes; }
+  size_t hostFlagCount() const { return resources_->ledgerOffset / sizeof(uint32_t); }
+  // What both sides enqueued, for the watch: a mismatch the peer found, who lags at a time-out.
+  const DeviceLedger& ledger() const { return ledger_; }
+  size_t slotBytes() const override { return shape_.slotBytes; }
 
  private:
   uint32_t* inboundFlag(size_t slot) const;
@@ -95,15 +103,22 @@ class DeviceConnection final : public Connection, public InPlaceReceive, public 
   char* claimOutboundSlot(DeviceStream stream);
   void publishOutboundSlot(DeviceStream stream);
   const char* awaitInboundSlot();
+  // Records the tag of the next message each way in the ledger; a peer whose message differs
+  // fails the call (hoopInvalidUsage naming both calls).
+  void recordOutbound(const FrameTag& tag);
+  void recordInbound(const FrameTag& tag);
+  [[noreturn]] void failMismatch(const FrameTag& mine, const FrameTag& theirs);
   void releaseInboundSlot();
   DeviceStream stream() const { return queue_.stream(); }
   DeviceRuntime& runtime() const { return queue_.runtime(); }
 
   DeviceCallQueue& queue_;
+  int self_;
   int peer_;
   DeviceSlotShape shape_;
   std::unique_ptr<DeviceConnectionResources> resources_;
   std::string peerName_;
+  DeviceLedger ledger_;
   uint64_t sendsPosted_ = 0;
   uint64_t recvsPosted_ = 0;
   // The next slot of each ring, and whether the inbound one's wait is already on the stream (a
@@ -112,6 +127,8 @@ class DeviceConnection final : public Connection, public InPlaceReceive, public 
   size_t nextInbound_ = 0;
   bool inboundAwaited_ = false;
   bool peekedEmpty_ = false;  // the message read in place is empty: no slot to hand back
+  // The inbound message whose tag is in the ledger (a peek may be repeated before its release).
+  uint64_t inboundRecorded_ = UINT64_MAX;
 };
 
 }  // namespace hoop

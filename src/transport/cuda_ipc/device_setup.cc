@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/wire.h"
+#include "transport/cuda_ipc/device_ledger.h"
 #include "transport/cuda_ipc/device_slots.h"
 
 namespace hoop {
@@ -93,15 +94,18 @@ void sendFailure(SetupChannel& channel, const std::string& why) {
   }
 }
 
+// Both directions' flags, then the pair's ledger (device_ledger.h).
+size_t ledgerOffset(size_t slots) { return 2 * flagBytesPerDirection(slots); }
+
 size_t flagSegmentBytes(size_t slots) {
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t bytes = 2 * flagBytesPerDirection(slots);
+  const size_t bytes = ledgerOffset(slots) + DeviceLedger::bytes();
   return (bytes + page - 1) / page * page;
 }
 
-void markEveryFlagEmpty(const ShmSegment& flags) {
+void markEveryFlagEmpty(const ShmSegment& flags, size_t slots) {
   auto* words = static_cast<uint32_t*>(flags.data());
-  for (size_t i = 0; i < flags.size() / sizeof(uint32_t); ++i) {
+  for (size_t i = 0; i < ledgerOffset(slots) / sizeof(uint32_t); ++i) {
     std::atomic_ref<uint32_t>(words[i]).store(kSlotEmpty, std::memory_order_relaxed);
   }
 }
@@ -118,6 +122,8 @@ std::unique_ptr<DeviceConnection> connectDevice(const PeerPair& pair, SetupChann
   // The lower rank's direction (lower to higher) comes first in the segment.
   resources->outboundFlagsOffset = lower ? 0 : flagBytes;
   resources->inboundFlagsOffset = lower ? flagBytes : 0;
+  resources->ledgerOffset = ledgerOffset(shape.slots);
+  resources->lower = lower;
   DeviceHello mine;
   mine.slots = shape.slots;
   mine.slotBytes = shape.slotBytes;
@@ -126,7 +132,7 @@ std::unique_ptr<DeviceConnection> connectDevice(const PeerPair& pair, SetupChann
     mine.ring = runtime.exportMemory(resources->ownSlots);
     if (lower) {
       resources->flags = ShmSegment::create(flagSegmentBytes(shape.slots), "/dev/shm", 0);
-      markEveryFlagEmpty(resources->flags);
+      markEveryFlagEmpty(resources->flags, shape.slots);
       mine.segmentName = resources->flags.name();
     }
   } catch (const Error& e) {
@@ -172,8 +178,8 @@ std::unique_ptr<DeviceConnection> connectDevice(const PeerPair& pair, SetupChann
     sendHello(channel, mine);
     recvHello(channel, pair.peerName);
   }
-  return std::make_unique<DeviceConnection>(queue, pair.peer, shape, std::move(resources),
-                                            pair.peerName);
+  return std::make_unique<DeviceConnection>(queue, pair.self, pair.peer, shape,
+                                            std::move(resources), pair.peerName);
 }
 
 }  // namespace hoop

@@ -47,6 +47,12 @@ TEST_P(DeviceEmulated, CollectivesCapturedInAGraphReplayExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, DeviceEmulated, ::testing::Values(1, 2, 3, 4, 8));
 
+// Premultiplied sums on device memory (the scale kernel on the stream, then the sum), every
+// datatype and where the factor lives, then hoopCommFinalize waiting for the device.
+TEST(DeviceEmulatedPreMulSum, EveryReductionAndDatatypeIsExactAtTwoRanks) {
+  expectAllPassed(runWithUniqueId(2, {"--suite", "premulsum"}, kEmulated));
+}
+
 // Rank 0's stream waits on peers that will never send; what releases it.
 std::vector<ProcessResult> stuckJob(const std::string& how, Env env = kEmulated) {
   return runWithUniqueId(3, {"--suite", how}, env, 60);
@@ -83,6 +89,61 @@ TEST(DeviceEmulatedFailure, TheTimeOutReleasesTheWaitAndIsNamed) {
 }
 
 TEST(DeviceEmulatedFailure, AbortReleasesTheWait) { expectRankZeroReleased(stuckJob("abort")); }
+
+// Ranks on several simulated hosts (HOOP_HOSTNAME): device messages between hosts are staged
+// through host memory over a TCP link of their own, the hierarchical schedules split the work
+// by host. The layout names each rank's host.
+std::vector<ProcessResult> acrossHosts(const std::string& layout, std::vector<std::string> args,
+                                       Env env = kEmulated) {
+  std::vector<Env> perRank;
+  for (char host : layout) perRank.push_back({{"HOOP_HOSTNAME", std::string("host-") + host}});
+  return runWithUniqueId(static_cast<int>(layout.size()), args, env, 300, perRank);
+}
+
+class DeviceEmulatedAcrossHosts : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeviceEmulatedAcrossHosts, EveryCollectiveDtypeOpAndCount) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "sweep"}));
+}
+
+TEST_P(DeviceEmulatedAcrossHosts, RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "random"}));
+}
+
+TEST_P(DeviceEmulatedAcrossHosts, SendRecvGroups) {
+  expectAllPassed(acrossHosts(GetParam(), {"--suite", "p2p"}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, DeviceEmulatedAcrossHosts,
+                         ::testing::Values("ab", "aab", "aabb"));
+
+TEST(DeviceEmulatedFailure, AKilledPeerOnAnotherHostReleasesTheWaitAndIsNamed) {
+  const auto results = acrossHosts("abb", {"--suite", "dead-peer"});
+  removeEmulatedSegmentsOfDeadProcesses();
+  expectRankZeroReleased(results);
+  EXPECT_EQ(results[1].status, 128 + SIGKILL) << results[1].output;
+}
+
+// Every rank must end the mismatched call with hoopInvalidUsage naming both calls (the worker
+// checks), well before the time-out that would otherwise end it.
+void expectEveryRankToldOfTheMismatch(const std::string& how, int ranks) {
+  Env env = kEmulated;
+  env["HOOP_TIMEOUT"] = "30";
+  const auto results = runWithUniqueId(ranks, {"--suite", how}, env, 60);
+  for (size_t r = 0; r < results.size(); ++r) {
+    EXPECT_EQ(results[r].status, 0) << results[r].output;
+    EXPECT_NE(results[r].output.find("OK rank " + std::to_string(r)), std::string::npos)
+        << results[r].output;
+  }
+}
+
+TEST(DeviceEmulatedFailure, AnotherCollectiveOnOneRankIsNamedOnEveryRank) {
+  expectEveryRankToldOfTheMismatch("mismatch-kind", 3);
+}
+
+TEST(DeviceEmulatedFailure, AnotherCountOnOneRankIsNamedOnEveryRank) {
+  expectEveryRankToldOfTheMismatch("mismatch-count", 4);
+}
 
 }  // namespace
 }  // namespace hoop::test

@@ -3,7 +3,9 @@
 // It runs on whatever device runtime the process has: the CPU emulation under
 // HOOP_DEVICE_EMULATION=1 (the DeviceEmulated tests), CUDA on a GPU (tools/gpu-check.sh).
 //
-//   hoop_device_worker [--init uid|env] --suite sweep|p2p|random|graph|dead-peer|timeout|abort
+//   hoop_device_worker [--init uid|env]
+//                      --suite sweep|p2p|random|graph|premulsum|dead-peer|timeout|abort|
+//                              mismatch-kind|mismatch-count
 //                      [--only NAME] [--large]
 //
 // With --init uid, HOOP_TEST_UID (hex unique id), HOOP_TEST_RANK and HOOP_TEST_NRANKS name the
@@ -24,6 +26,7 @@
 #include "device/device_runtime.h"
 #include "graph_capture.h"
 #include "hoop/hoop.h"
+#include "premul_reference.h"
 #include "reference.h"
 #include "worker_support.h"
 
@@ -356,6 +359,130 @@ void graph() {
   }
 }
 
+// Premultiplied sums (hoopRedOpCreatePreMulSum) on device memory, every datatype, each rank its
+// own factor: by value, from device memory (set after the op was made: the device reads it in
+// stream order), and from host memory (read when the call is enqueued). Then hoopCommFinalize
+// must leave nothing running: the last results are read without synchronizing the stream.
+void premulSum() {
+  for (int ti = 0; ti < hoop::kNumDataTypes; ++ti) {
+    const auto t = static_cast<DataType>(ti);
+    const auto type = static_cast<hoopDataType_t>(ti);
+    const size_t size = hoop::dataTypeSize(t);
+    std::vector<char> factor = hoop::test::premulFactorBytes(t, rank);
+    const std::vector<char> wrong(size, 0x11);
+    hoopRedOp_t byValue = hoopSum;
+    ok(hoopRedOpCreatePreMulSum(&byValue, factor.data(), type, hoopScalarHostImmediate, comm),
+       "create by value");
+    DeviceBuffer onDevice(size, &wrong);
+    hoopRedOp_t fromDevice = hoopSum;
+    ok(hoopRedOpCreatePreMulSum(&fromDevice, onDevice.data(), type, hoopScalarDevice, comm),
+       "create from device memory");
+    runtime().upload(onDevice.data(), factor.data(), size);
+    std::vector<char> onHost = wrong;
+    hoopRedOp_t fromHost = hoopSum;
+    ok(hoopRedOpCreatePreMulSum(&fromHost, onHost.data(), type, hoopScalarDevice, comm),
+       "create from host memory");
+    onHost = factor;
+    for (size_t count : {size_t{1}, size_t{4099}}) {
+      const std::string what =
+          std::string(hoop::dataTypeName(t)) + " count " + std::to_string(count) + ": ";
+      const std::vector<char> input = hoop::test::premulInputs(t, rank, count);
+      const std::vector<char> expected = hoop::test::premulExpected(t, nranks, count);
+      DeviceBuffer send(input.size(), &input);
+      DeviceBuffer recv(input.size());
+      ok(hoopAllReduce(send.data(), recv.data(), count, type, byValue, comm, stream),
+         what + "allreduce");
+      check(recv, expected, t, what + "allreduce on device memory");
+      check(send, input, t, what + "allreduce left its input");
+
+      DeviceBuffer inPlace(input.size(), &input);
+      ok(hoopAllReduce(inPlace.data(), inPlace.data(), count, type, fromDevice, comm, stream),
+         what + "allreduce in place");
+      check(inPlace, expected, t, what + "allreduce in place, factor in device memory");
+
+      const int root = (ti + static_cast<int>(count)) % nranks;
+      DeviceBuffer reduced(input.size());
+      ok(hoopReduce(send.data(), reduced.data(), count, type, fromDevice, root, comm, stream),
+         what + "reduce");
+      if (rank == root) check(reduced, expected, t, what + "reduce, factor in device memory");
+
+      const std::vector<char> blocks =
+          hoop::test::premulInputs(t, rank, count * static_cast<size_t>(nranks));
+      const std::vector<char> all =
+          hoop::test::premulExpected(t, nranks, count * static_cast<size_t>(nranks));
+      DeviceBuffer blockSend(blocks.size(), &blocks);
+      DeviceBuffer mine(count * size);
+      ok(hoopReduceScatter(blockSend.data(), mine.data(), count, type, fromHost, comm, stream),
+         what + "reducescatter");
+      check(mine,
+            std::vector<char>(all.begin() + static_cast<long>(count * size * rank),
+                              all.begin() + static_cast<long>(count * size * (rank + 1))),
+            t, what + "reducescatter, factor in host memory");
+    }
+    ok(hoopRedOpDestroy(byValue, comm), "destroy");
+    ok(hoopRedOpDestroy(fromDevice, comm), "destroy");
+    ok(hoopRedOpDestroy(fromHost, comm), "destroy");
+  }
+  // A communicator split from this one serves device memory as any other; its keys reverse the
+  // ranks.
+  {
+    hoopComm_t reversed = nullptr;
+    ok(hoopCommSplit(comm, 0, nranks - rank, &reversed, nullptr), "hoopCommSplit");
+    int newRank = -1;
+    ok(hoopCommUserRank(reversed, &newRank), "rank in the split");
+    if (newRank != nranks - 1 - rank) die("the split did not reverse the ranks");
+    const int32_t jobRank = rank;
+    const std::vector<char> mine(reinterpret_cast<const char*>(&jobRank),
+                                 reinterpret_cast<const char*>(&jobRank) + sizeof(jobRank));
+    std::vector<char> expected;
+    for (int r = nranks - 1; r >= 0; --r) {
+      const auto value = static_cast<int32_t>(r);
+      expected.insert(expected.end(), reinterpret_cast<const char*>(&value),
+                      reinterpret_cast<const char*>(&value) + sizeof(value));
+    }
+    DeviceBuffer send(mine.size(), &mine);
+    DeviceBuffer gathered(expected.size());
+    ok(hoopAllGather(send.data(), gathered.data(), 1, hoopInt32, reversed, stream),
+       "allgather on the split");
+    check(gathered, expected, DataType::kInt32, "allgather of job ranks on the split");
+    const size_t count = 4099;
+    std::vector<char> factor = hoop::test::premulFactorBytes(DataType::kInt32, rank);
+    hoopRedOp_t op = hoopSum;
+    ok(hoopRedOpCreatePreMulSum(&op, factor.data(), hoopInt32, hoopScalarHostImmediate, reversed),
+       "create on the split");
+    const std::vector<char> input = hoop::test::premulInputs(DataType::kInt32, rank, count);
+    DeviceBuffer data(input.size(), &input);
+    ok(hoopAllReduce(data.data(), data.data(), count, hoopInt32, op, reversed, stream),
+       "premultiplied allreduce on the split");
+    check(data, hoop::test::premulExpected(DataType::kInt32, nranks, count), DataType::kInt32,
+          "premultiplied allreduce on the split");
+    ok(hoopCommDestroy(reversed), "destroy the split");
+  }
+
+  // Enqueued, then finalized: once hoopCommFinalize returns the device has run it.
+  const size_t count = 65537;
+  const DataType t = DataType::kFloat32;
+  std::vector<char> factor = hoop::test::premulFactorBytes(t, rank);
+  hoopRedOp_t op = hoopSum;
+  ok(hoopRedOpCreatePreMulSum(&op, factor.data(), hoopFloat32, hoopScalarHostImmediate, comm),
+     "create");
+  const std::vector<char> input = hoop::test::premulInputs(t, rank, count);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size());
+  ok(hoopAllReduce(send.data(), recv.data(), count, hoopFloat32, op, comm, stream),
+     "allreduce before hoopCommFinalize");
+  ok(hoopCommFinalize(comm), "hoopCommFinalize");
+  bool guardIntact = false;
+  if (recv.read(&guardIntact) != hoop::test::premulExpected(t, nranks, count) || !guardIntact) {
+    die("hoopCommFinalize returned before the device ran the allreduce enqueued before it");
+  }
+  if (hoopAllReduce(send.data(), recv.data(), count, hoopFloat32, hoopSum, comm, stream) !=
+      hoopInvalidUsage) {
+    die("a finalized communicator took an allreduce");
+  }
+  ++checks;
+}
+
 // Rank 0 enqueues an allreduce that can never finish; the other ranks end in `how`:
 //   dead-peer: rank 1 is killed (SIGKILL) without calling it; the others never call it either;
 //   timeout: they stay alive without calling it (the job runs with a short HOOP_TIMEOUT);
@@ -399,6 +526,10 @@ void stuck(const std::string& how) {
           hoopGetErrorString(expected));
     }
     const std::string cause = how == "timeout" ? "HOOP_TIMEOUT" : "rank 1";
+    // A time-out names who never enqueued what rank 0 waits for.
+    if (how == "timeout" && message.find("has enqueued") == std::string::npos) {
+      die("the time-out does not name the peers that lag: " + message);
+    }
     if (message.find(cause) == std::string::npos ||
         message.find("allreduce") == std::string::npos) {
       die("the error does not name the operation and '" + cause + "': " + message);
@@ -414,6 +545,50 @@ void stuck(const std::string& how) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("released after %.1f s\n", seconds);
+  ++checks;
+}
+
+// Every rank calls an allreduce but the last, which calls `how`: "kind" an allgather, "count"
+// the allreduce with another count. No rank may hang or combine the wrong data: each fails with
+// hoopInvalidUsage naming the calls, either at once (the rank that enqueued second and found the
+// difference) or through hoopCommGetAsyncError once its stream was released (HOOP_TIMEOUT is
+// long: a rank that ended in its time-out instead fails the check).
+void mismatch(const std::string& how) {
+  const size_t count = 4096;
+  const auto input = makeInput(DataType::kInt32, RedOp::kSum, rank, nranks, count + 1);
+  DeviceBuffer send(input.size(), &input);
+  DeviceBuffer recv(input.size() * static_cast<size_t>(nranks));
+  ok(hoopAllReduce(send.data(), recv.data(), count, hoopInt32, hoopSum, comm, stream),
+     "the allreduce before");
+  runtime().synchronize(stream);
+  const auto start = std::chrono::steady_clock::now();
+  const bool odd = rank == nranks - 1;
+  hoopResult_t result = hoopSuccess;
+  if (odd && how == "kind") {
+    result = hoopAllGather(send.data(), recv.data(), count, hoopInt32, comm, stream);
+  } else {
+    result = hoopAllReduce(send.data(), recv.data(), odd ? count + 1 : count, hoopInt32, hoopSum,
+                           comm, stream);
+  }
+  std::string message;
+  if (result == hoopSuccess) {
+    runtime().synchronize(stream);
+    ok(hoopCommGetAsyncError(comm, &result), "hoopCommGetAsyncError");
+  }
+  message = hoopGetLastError(comm);
+  if (result != hoopInvalidUsage) {
+    die("the mismatched call ended in " + std::string(hoopGetErrorString(result)) + " (" + message +
+        "), expected invalid usage");
+  }
+  const std::string other = how == "kind" ? "allgather" : std::to_string(count + 1) + " x int32";
+  if (message.find("allreduce") == std::string::npos || message.find(other) == std::string::npos) {
+    die("the error does not name both calls (allreduce and " + other + "): " + message);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("failed after %.1f s: %s\n", seconds, message.c_str());
+  hoopCommAbort(comm);
+  comm = nullptr;
   ++checks;
 }
 
@@ -457,8 +632,12 @@ int main(int argc, char** argv) {
       randomIdentical();
     } else if (suite == "graph") {
       graph();
+    } else if (suite == "premulsum") {
+      premulSum();
     } else if (suite == "dead-peer" || suite == "timeout" || suite == "abort") {
       stuck(suite);
+    } else if (suite == "mismatch-kind" || suite == "mismatch-count") {
+      mismatch(suite.substr(suite.find('-') + 1));
     } else {
       die("unknown suite " + suite);
     }

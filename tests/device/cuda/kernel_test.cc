@@ -16,6 +16,7 @@
 #include "base/half.h"
 #include "base/types.h"
 #include "device/cpu/reduce.h"
+#include "device/cpu/scale.h"
 #include "device/cuda/kernels.h"
 #include "gpu_test_util.h"
 
@@ -287,6 +288,48 @@ TEST_F(CudaKernelTest, FinishAverageMatchesTheCpu) {
               << dataTypeName(type) << " " << redOpName(op) << " divisor " << divisor << " count "
               << count << " offsets " << outOffset << "/" << inOffset;
         }
+      }
+    }
+  }
+}
+
+// A premultiplied sum's scale: every type, counts 0..257 and past the grid, in place and not,
+// the factor by value and read from device memory; float types also on any bits (NaN payloads,
+// infinities, signed zeros) in the inputs and the factor.
+TEST_F(CudaKernelTest, ScaleMatchesTheCpu) {
+  std::mt19937_64 rng(8);
+  for (DataType type : kAllTypes) {
+    const size_t size = dataTypeSize(type);
+    for (size_t count :
+         {size_t{0}, size_t{1}, size_t{15}, size_t{17}, size_t{257}, (size_t{3} << 20) + 5}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool inPlace = variant % 2 == 1;
+        const bool factorOnDevice = variant >= 2;
+        const bool anyBits = isFloatingPoint(type) && count < 1000 && variant == 3;
+        const Bytes in =
+            anyBits ? anyBitsInputs(type, count, rng) : integerInputs(type, count, rng);
+        const Bytes factor = anyBits ? anyBitsInputs(type, 1, rng) : integerInputs(type, 1, rng);
+        const size_t span = kGuardBytes + (count + 1) * size + kGuardBytes;
+        Bytes inImage(span, kGuard);
+        Bytes outImage(span, kGuard);
+        std::memcpy(inImage.data() + kGuardBytes + size, in.data(), in.size());
+        HOOP_CUDA_ASSERT(
+            cudaMemcpy(arenas_[0]->data(), outImage.data(), span, cudaMemcpyHostToDevice));
+        HOOP_CUDA_ASSERT(
+            cudaMemcpy(arenas_[2]->data(), inImage.data(), span, cudaMemcpyHostToDevice));
+        HOOP_CUDA_ASSERT(cudaMemcpy(region(3, 0), factor.data(), size, cudaMemcpyHostToDevice));
+        Bytes& expected = inPlace ? inImage : outImage;
+        scale(expected.data() + kGuardBytes + size, inImage.data() + kGuardBytes + size, count,
+              type, factor.data());
+        char* out = region(inPlace ? 2 : 0, size);
+        cuda::scaleAsync(out, region(2, size), count, type, factorOnDevice ? region(3, 0) : nullptr,
+                         factor.data(), stream_);
+        HOOP_CUDA_ASSERT(cudaStreamSynchronize(stream_));
+        Bytes got(span);
+        HOOP_CUDA_ASSERT(
+            cudaMemcpy(got.data(), arenas_[inPlace ? 2 : 0]->data(), span, cudaMemcpyDeviceToHost));
+        ASSERT_EQ(got, expected) << dataTypeName(type) << " count " << count << " variant "
+                                 << variant;
       }
     }
   }
