@@ -28,12 +28,19 @@
 # The guest is 10 to 100 times slower than a host: every step asserts results, never speed.
 # Exits with the number of failed steps. Steps named as arguments run alone (guest_suite.sh unit
 # rdma-2), for trying one out.
+# The steps' functions run through `step`, which shellcheck cannot follow.
+# shellcheck disable=SC2317
 set -uo pipefail
 
+[[ -f /run/rdma-guest/env ]] || {
+  echo "guest_suite.sh: runs only inside the guest of tools/rdma-check.sh" >&2
+  exit 2
+}
 : "${HOOP_BUILD:?the guest environment names the build}" "${RDMA_DEVICE:?}" "${HOST_A_NETNS:?}"
 readonly out=${RDMA_GUEST_OUT:-/tmp/rdma-suite}/rdma
 mkdir -p "$out"
-readonly started=$(cut -d. -f1 /proc/uptime)
+started=$(cut -d. -f1 /proc/uptime)
+readonly started
 failures=0
 port=29600
 
@@ -109,8 +116,8 @@ start_job() {
   local rank
   for ((rank = 0; rank < nranks; rank++)); do
     local log="$out/$name.rank$rank.log"
-    local -a common=(HOOP_RANK=$rank HOOP_SIZE=$nranks HOOP_ROOT_ADDR=$root
-      HOOP_SECRET=$secret HOOP_DEBUG=INFO HOOP_DEBUG_SUBSYS=INIT,NET HOOP_TIMEOUT=60
+    local -a common=("HOOP_RANK=$rank" "HOOP_SIZE=$nranks" "HOOP_ROOT_ADDR=$root"
+      "HOOP_SECRET=$secret" HOOP_DEBUG=INFO "HOOP_DEBUG_SUBSYS=INIT,NET" HOOP_TIMEOUT=60
       HOOP_INIT_TIMEOUT=120 HOOP_IB_TIMEOUT=14)
     if [[ $placement == local:* ]]; then
       env "${common[@]}" HOOP_SOCKET_IFNAME==lo "HOOP_IB_HCA==$RDMA_DEVICE" "${env[@]}" "$@" \
@@ -161,7 +168,7 @@ all_passed() {
       ok=1
     fi
   done
-  return $ok
+  return "$ok"
 }
 
 # Every data connection a rank logged runs over `within` to ranks of its own host and over
@@ -199,7 +206,7 @@ check_transports() {
     echo "  no connection across hosts was logged" >&2
     bad=1
   fi
-  return $bad
+  return "$bad"
 }
 
 # ---- The steps ----
@@ -293,7 +300,7 @@ survivors_named() {
       grep -E '^ERROR' "${job_logs[$rank]}" | head -1 | cut -c1-400 | sed "s/^/  rank $rank: /"
     fi
   done
-  return $bad
+  return "$bad"
 }
 
 kill_rank() {
@@ -329,26 +336,26 @@ link_down() {
   status=$?
   # What rank 0, whose own port went down, saw of it.
   grep -oE 'the port is [A-Z_]+' "${job_logs[0]}" | head -1 | sed 's/^/  rank 0: /'
-  return $status
+  return "$status"
 }
 
 ib_write_bw_ratio() {
   local gid=${RDMA_GID_INDEX:-1} bytes=1048576
-  ib_write_bw -d "$RDMA_DEVICE" -x "$gid" -s $bytes -n 50 -p 18600 -F >"$out/ib_write_bw.server" \
+  ib_write_bw -d "$RDMA_DEVICE" -x "$gid" -s "$bytes" -n 50 -p 18600 -F >"$out/ib_write_bw.server" \
     2>&1 &
   local server=$!
   sleep 2
-  ib_write_bw -d "$RDMA_DEVICE" -x "$gid" -s $bytes -n 50 -p 18600 -F 127.0.0.1 \
+  ib_write_bw -d "$RDMA_DEVICE" -x "$gid" -s "$bytes" -n 50 -p 18600 -F 127.0.0.1 \
     >"$out/ib_write_bw.client" 2>&1
   local client_status=$?
   wait "$server"
   local verbs_mbs
-  verbs_mbs=$(awk -v b=$bytes '$1 == b {print $4}' "$out/ib_write_bw.client")
-  ((client_status == 0)) && [[ -n $verbs_mbs ]] || {
+  verbs_mbs=$(awk -v b="$bytes" '$1 == b {print $4}' "$out/ib_write_bw.client")
+  if ((client_status != 0)) || [[ -z $verbs_mbs ]]; then
     echo "  ib_write_bw failed:" >&2
-    tail -5 "$out/ib_write_bw.client" >&2
+    tail -n 5 "$out/ib_write_bw.client" >&2
     return 1
-  }
+  fi
   [[ -n $perf ]] || {
     echo "  hoop-perf was not built: ib_write_bw $verbs_mbs MB/s alone"
     return 0
