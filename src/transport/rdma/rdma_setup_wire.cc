@@ -59,7 +59,9 @@ RdmaSetupMessage decodeRdmaSetup(const uint8_t* data, size_t bytes) {
          ", this hoop speaks ", static_cast<int>(kSetupVersion));
   }
   RdmaSetupMessage m;
-  m.ok = in.u8() != 0;
+  const uint8_t ok = in.u8();
+  if (ok > 1) malformed(str("status byte ", static_cast<int>(ok)));
+  m.ok = ok == 1;
   const uint16_t errorBytes = in.u16();
   if (errorBytes > kMaxErrorText || errorBytes > in.remaining()) malformed("error text too long");
   m.error.resize(errorBytes);

@@ -105,6 +105,9 @@ TEST(RdmaSetupWire, OutOfRangeFieldsAreRefused) {
   std::vector<uint8_t> wrongMagic = encodeRdmaSetup(sample());
   wrongMagic[0] ^= 1;
   expectRejected(wrongMagic, "not an rdma setup message");
+  std::vector<uint8_t> oddStatus = encodeRdmaSetup(sample());
+  oddStatus[5] = 0x81;  // neither 0 nor 1: a message must read back as it was written
+  expectRejected(oddStatus, "status byte 129");
   std::vector<uint8_t> wrongVersion = encodeRdmaSetup(sample());
   wrongVersion[4] = 9;
   expectRejected(wrongVersion, "version 9");
