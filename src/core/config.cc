@@ -44,10 +44,12 @@ RdmaOptions rdmaOptionsFromEnvironment() {
   if (envString("HOOP_IB_GID_INDEX")) {
     rdma.gidIndex = static_cast<int>(boundedInt("HOOP_IB_GID_INDEX", 0, 0, 255));
   }
-  rdma.queuePairs = static_cast<size_t>(boundedInt("HOOP_IB_QPS_PER_CONNECTION", 1, 1, 16));
+  rdma.queuePairs = static_cast<size_t>(
+      boundedInt("HOOP_IB_QPS_PER_CONNECTION", static_cast<long long>(rdma.queuePairs), 1, 16));
   rdma.timeout = static_cast<int>(boundedInt("HOOP_IB_TIMEOUT", rdma.timeout, 1, 31));
   rdma.retryCount = static_cast<int>(boundedInt("HOOP_IB_RETRY_CNT", rdma.retryCount, 0, 7));
-  rdma.slots = static_cast<size_t>(boundedInt("HOOP_IB_SLOTS", 8, 2, 1024));
+  rdma.slots =
+      static_cast<size_t>(boundedInt("HOOP_IB_SLOTS", static_cast<long long>(rdma.slots), 2, 1024));
   rdma.slotBytes = cappedByteSetting("HOOP_IB_SLOT_SIZE", rdma.slotBytes, 4096);
   return rdma;
 }

@@ -22,7 +22,10 @@ struct RdmaOptions {
   // HOOP_IB_SLOTS, HOOP_IB_SLOT_SIZE: the inbound ring per connection. A message of at most one
   // slot travels whole (and is read in place); larger ones stream through the slots, or go
   // straight between registered buffers (hoopCommRegister).
-  size_t slots = 8;
+  // Four slots of a 512 KiB piece keep 2 MiB in flight per direction, many times what a fast
+  // fabric holds in transit, while each connection pins 4 MiB (inbound ring and staging): a rank
+  // with many peers across hosts pins that for each.
+  size_t slots = 4;
   size_t slotBytes = 512 << 10;
   // How long a connection with work pending may see nothing move before it tests the path to
   // the peer with a small write (a dead peer then fails it within timeout x retries).
