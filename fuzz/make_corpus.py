@@ -15,8 +15,9 @@ def address(family, port, raw):
 
 # The rendezvous messages' version (core/bootstrap_wire.h), and what a peer carries after its
 # address: its CPU mask (CPU_SETSIZE bits, here CPUs 0 and 1), the level-2 cache per CPU, and its
-# digests of the settings every rank must share (core/agreed_settings.h).
-BOOTSTRAP_VERSION = 3
+# digests of the settings every rank must share (core/agreed_settings.h), then its RDMA summary
+# (transport/rdma/rdma_reach.h: here a usable RoCE v2 port rxe0:1).
+BOOTSTRAP_VERSION = 4
 CPU_MASK_WORDS = 1024 // 64
 AGREED_SETTINGS = 11
 
@@ -25,7 +26,11 @@ def peer(pid, host_id, name, family, port, raw):
     cpus = struct.pack(f"<{CPU_MASK_WORDS}Q", 0b11, *([0] * (CPU_MASK_WORDS - 1)))
     settings = struct.pack(f"<{AGREED_SETTINGS}Q", *range(1, AGREED_SETTINGS + 1))
     return (struct.pack("<IQ", pid, host_id) + name.ljust(64, b"\0") + address(family, port, raw) +
-            cpus + struct.pack("<Q", 1 << 20) + settings)
+            cpus + struct.pack("<Q", 1 << 20) + settings + rdma_reach())
+
+
+def rdma_reach():
+    return struct.pack("<BBBBIQ", 5, 2, 3, 1, 0, 0) + b"rxe0".ljust(16, b"\0")
 
 
 def registration(nranks, rank, family=AF_INET, raw=bytes([127, 0, 0, 1])):
@@ -76,6 +81,19 @@ def receives(layout, posts, split=0):
         struct.pack("<H", split)
 
 
+def rdma_setup(rails, queue_pairs):
+    # An rdma setup message (transport/rdma/rdma_setup_wire.h): magic "HRDM", version 1, ok, no
+    # error text, job tag, ranks, 8 slots of 512 KiB, the rails, then the queue pairs.
+    body = struct.pack("<IBBHQIIIQBB", 0x4D445248, 1, 1, 0, 7, 0, 1, 8, 512 << 10, len(rails),
+                       len(queue_pairs))
+    for port in rails:
+        gid = bytes(10) + b"\xff\xff" + bytes([10, 0, 2, 15])
+        body += gid + struct.pack("<HBBBBQI", 0, port, 3, 2, 1, 0x7F0000001000, 0x1234)
+    for rail, number, psn in queue_pairs:
+        body += struct.pack("<BII", rail, number, psn)
+    return body
+
+
 ipv6_loopback = bytes(15) + b"\1"
 corpus = {
     "bootstrap_fuzz": {
@@ -97,6 +115,14 @@ corpus = {
         "frames_two_streams": receives(8 + 2, [(4, 3, 4), (4, 3, 4), (4, 3, 2)],
                                        split=2 * 32 + 6) +
         frame(4, 3, b"abcd") + frame(4, 3, b"ij") + frame(4, 3, b"efgh"),
+    },
+    "rdma_setup_fuzz": {
+        "setup_one_rail": b"\0" + rdma_setup([1], [(0, 0x11, 0x22)]),
+        "setup_two_rails": b"\0" + rdma_setup([1, 2], [(0, 0x11, 0x22), (1, 0x33, 0x44)]),
+        "setup_failure": b"\0" + struct.pack("<IBBH", 0x4D445248, 1, 0, 5) + b"no qp" +
+        bytes(33),
+        "reach_usable": b"\1" + rdma_reach(),
+        "hca": b"\2^=mlx5_0:1,rxe",
     },
     "env_fuzz": {
         "sizes_ifname": b"4M\0=lo,eth\0lo\0^shm",

@@ -118,7 +118,7 @@ case "$kind" in
     cmake --build --preset fuzz -j "$jobs" --target hoop_fuzzers
     work="$(mktemp -d)"
     trap 'rm -rf "$work"' EXIT
-    for target in bootstrap_fuzz tcp_fuzz env_fuzz; do
+    for target in bootstrap_fuzz tcp_fuzz env_fuzz rdma_setup_fuzz; do
       # New inputs go to a scratch corpus, crashes to build-fuzz/crashes/ (kept for the report).
       mkdir -p "$work/$target" build-fuzz/crashes
       echo "fuzzing $target for ${seconds}s"

@@ -305,6 +305,17 @@ hoopResult_t hoopGetDevice(int* device);
 hoopResult_t hoopMemAlloc(void** pointer, size_t size);
 hoopResult_t hoopMemFree(void* pointer);
 
+/* Buffer registration, as NCCL's ncclCommRegister/ncclCommDeregister: registers buff (size bytes)
+ * with comm and sets *handle. A message larger than one RDMA slot whose buffers lie inside
+ * registered ones on both ranks then moves straight from the sender's buffer into the
+ * receiver's, with no copy through the slots (docs/rdma.md); other transports and other
+ * buffers are unaffected. The memory is pinned on each RDMA device the first time a message uses
+ * it there, until hoopCommDeregister(comm, handle). Registering the same range again returns
+ * another handle sharing it. Local to the rank (not collective). The buffer must stay allocated
+ * while registered, and no operation using it may be in flight at deregistration. */
+hoopResult_t hoopCommRegister(const hoopComm_t comm, void* buff, size_t size, void** handle);
+hoopResult_t hoopCommDeregister(const hoopComm_t comm, void* handle);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #include "core/agreed_settings.h"
 #include "hoop/hoop.h"
 #include "topology/host_cores.h"
+#include "transport/rdma/rdma_reach.h"
 #include "transport/tcp/socket.h"
 
 namespace hoop {
@@ -46,6 +47,9 @@ struct PeerInfo {
   size_t level2BytesPerCpu = 0;  // 0: the machine did not say
   // Its digests of the settings every rank must share (agreed_settings.h).
   SettingDigests settings{};
+  // Its RDMA device, port and fabric, or why it has none: every rank decides alike whether a
+  // pair uses RDMA (transport/rdma/rdma_reach.h).
+  RdmaReach rdma;
 
   // "rank 3 (host b, pid 912)": how messages name a peer.
   std::string describe() const;

@@ -27,6 +27,7 @@ void writePeer(WireWriter& out, const PeerInfo& info) {
   }
   out.u64(info.level2BytesPerCpu);
   for (const uint64_t digest : info.settings) out.u64(digest);
+  writeRdmaReach(out, info.rdma);
 }
 
 PeerInfo readPeer(WireReader& in, int rank) {
@@ -44,6 +45,7 @@ PeerInfo readPeer(WireReader& in, int rank) {
   }
   info.level2BytesPerCpu = static_cast<size_t>(in.u64());
   for (uint64_t& digest : info.settings) digest = in.u64();
+  info.rdma = readRdmaReach(in);
   return info;
 }
 

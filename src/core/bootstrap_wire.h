@@ -15,7 +15,7 @@ namespace hoop {
 
 inline constexpr uint32_t kBootstrapIdMagic = 0x50494f48;  // "HOIP"
 inline constexpr uint32_t kRegisterMagic = 0x42504f48;     // "HOPB"
-inline constexpr uint16_t kBootstrapWireVersion = 3;
+inline constexpr uint16_t kBootstrapWireVersion = 4;
 inline constexpr size_t kMaxRendezvousErrorText = 4096;
 
 void writeAddress(WireWriter& out, const SocketAddress& address);

@@ -15,6 +15,7 @@
 #include "core/rank_affinity.h"
 #include "topology/host_cores.h"
 #include "topology/host_ranks.h"
+#include "transport/rdma/rdma_device.h"
 #include "transport/tcp/interfaces.h"
 
 namespace hoop {
@@ -50,6 +51,15 @@ std::unique_ptr<Communicator> Communicator::create(
   if (!config.socketCongestion.empty()) checkCongestionControl(config.socketCongestion);
   // Before the rendezvous too: every rank brings its digest to it (agreed_settings.h).
   comm->transportPolicy_ = TransportPolicy::fromEnv();
+  comm->jobTag_ = id.jobTag;
+  // Looked at before the rendezvous, which carries every rank's summary to every rank: a few
+  // sysfs reads, and libibverbs loaded only where a device exists.
+  RdmaReach rdma;
+  if (comm->transportPolicy_.allows("rdma")) {
+    const RdmaDiscovery discovery = discoverRdma(comm->config_.rdma);
+    rdma = discovery.reach;
+    log(LogLevel::kInfo, LogSubsys::kInit, rank, discovery.detail);
+  }
   comm->wakeup_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!comm->wakeup_.valid()) fail(hoopSystemError, "eventfd: ", errnoText(errno));
   const Announcement announcement(announce, comm.get());
@@ -70,6 +80,7 @@ std::unique_ptr<Communicator> Communicator::create(
     self.cpus = ownCpuMask();
     self.level2BytesPerCpu = hoop::level2BytesPerCpu(self.cpus);
     self.settings = digestSettings(comm->config_, comm->transportPolicy_);
+    self.rdma = rdma;
     return self;
   };
   comm->peers_ =

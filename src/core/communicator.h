@@ -23,6 +23,7 @@
 #include "core/failure_watch.h"
 #include "core/rank_status.h"
 #include "transport/connection.h"
+#include "transport/memory_registry.h"
 #include "transport/shm/futex.h"
 #include "transport/tcp/tcp_transport.h"
 #include "transport/transport_registry.h"
@@ -114,6 +115,9 @@ class Communicator final : public Team {
   // The pair of this rank and `peer`, as transports see it.
   PeerPair pairWith(int peer) const;
 
+  // Buffers registered with hoopCommRegister: messages between registered buffers travel
+  // straight between them where the transport can (rdma).
+  MemoryRegistry& registry() { return registry_; }
   // Where a premultiplied sum on host memory puts its scaled input (core/premultiply.h): grown
   // on demand and kept, used under the operation lock.
   Staging& premultipliedInput();
@@ -154,6 +158,9 @@ class Communicator final : public Team {
   // The pairs' TCP links, which every pair has (they carry the setup of other transports).
   std::unique_ptr<TcpTransport> tcp_;
   TransportPolicy transportPolicy_;
+  uint64_t jobTag_ = 0;
+  // Before the connections, which look buffers up in it and go first.
+  MemoryRegistry registry_;
   // By peer rank, null until used: the pair's TCP link while it only carried the setup of
   // another transport (kept open, idle), and the connection that carries the data.
   std::vector<std::unique_ptr<Connection>> setupLinks_;

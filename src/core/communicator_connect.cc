@@ -49,7 +49,12 @@ std::unique_ptr<SetupChannel> Communicator::setupChannelTo(int peer) {
 }
 
 PeerPair Communicator::pairWith(int peer) const {
-  return {rank_, peer, peers_[peer].hostId == peers_[rank_].hostId, peers_[peer].describe()};
+  return {.self = rank_,
+          .peer = peer,
+          .sameHost = peers_[peer].hostId == peers_[rank_].hostId,
+          .peerName = peers_[peer].describe(),
+          .selfRdma = peers_[rank_].rdma,
+          .peerRdma = peers_[peer].rdma};
 }
 
 void Communicator::connectAll(const std::vector<int>& peers) {
@@ -62,7 +67,13 @@ void Communicator::connectAll(const std::vector<int>& peers) {
       if (peer == rank_ || connections_[peer] != nullptr || setupLinks_[peer]) continue;
       const bool weConnect = rank_ < peer;
       if (weConnect != (pass == 0)) continue;
-      Transport& transport = chooseTransport(transportPolicy_, pairWith(peer));
+      std::string passedOver;
+      Transport& transport = chooseTransport(transportPolicy_, pairWith(peer),
+                                             TransportRegistry::global(), &passedOver);
+      if (!passedOver.empty()) {
+        log(LogLevel::kInfo, LogSubsys::kNet, rank_, "data to ", peers_[peer].describe(), " over ",
+            transport.name(), ", not ", passedOver);
+      }
       setupLinks_[peer] = tcp_->establish(peer, deadline(), aborted,
                                           /*announce=*/transport.carriesDataOnLink());
       active_.push_back(setupLinks_[peer].get());
@@ -109,13 +120,14 @@ void Communicator::connectEveryone() {
 void Communicator::connectWith(Transport& transport, int peer) {
   Connection* link = setupLinks_[peer].get();
   LinkSetupChannel channel(*this, *link, peer);
-  const TransportSettings settings{config_.shm};
+  const TransportSettings settings{config_.shm, config_.rdma, jobTag_, &registry_};
   std::unique_ptr<Connection> data =
       transport.connect(pairWith(peer), setupLinks_[peer], channel, settings);
   log(LogLevel::kTrace, LogSubsys::kNet, rank_, "data to ", peers_[peer].describe(), " over ",
       transport.name(), " (HOOP_TRANSPORT='", transportPolicy_.text(), "')");
-  if (setupLinks_[peer] != nullptr) {
-    // The link only carried the setup: stop polling it (it stays open, idle).
+  if (data.get() != link) {
+    // The link only carried the setup: stop polling it (it stays open, idle, kept here or by the
+    // connection that watches it).
     std::erase(active_, link);
     active_.push_back(data.get());
   }

@@ -29,6 +29,31 @@ size_t cappedByteSetting(const char* name, size_t fallback, size_t minimum, cons
   return bytes;
 }
 
+// An integer setting that must lie in [low, high].
+long long boundedInt(const char* name, long long fallback, long long low, long long high) {
+  const long long value = envInt(name, fallback);
+  if (value < low || value > high) {
+    fail(hoopInvalidArgument, name, "=", value, " is not in ", low, "..", high);
+  }
+  return value;
+}
+
+RdmaOptions rdmaOptionsFromEnvironment() {
+  RdmaOptions rdma;
+  if (auto hca = envString("HOOP_IB_HCA")) rdma.hca = HcaFilter::parse(*hca);
+  if (envString("HOOP_IB_GID_INDEX")) {
+    rdma.gidIndex = static_cast<int>(boundedInt("HOOP_IB_GID_INDEX", 0, 0, 255));
+  }
+  rdma.queuePairs = static_cast<size_t>(
+      boundedInt("HOOP_IB_QPS_PER_CONNECTION", static_cast<long long>(rdma.queuePairs), 1, 16));
+  rdma.timeout = static_cast<int>(boundedInt("HOOP_IB_TIMEOUT", rdma.timeout, 1, 31));
+  rdma.retryCount = static_cast<int>(boundedInt("HOOP_IB_RETRY_CNT", rdma.retryCount, 0, 7));
+  rdma.slots =
+      static_cast<size_t>(boundedInt("HOOP_IB_SLOTS", static_cast<long long>(rdma.slots), 2, 1024));
+  rdma.slotBytes = cappedByteSetting("HOOP_IB_SLOT_SIZE", rdma.slotBytes, 4096);
+  return rdma;
+}
+
 }  // namespace
 
 Config Config::fromEnvironment() {
@@ -68,6 +93,7 @@ Config Config::fromEnvironment() {
   config.shm.useCma = envInt("HOOP_SHM_CMA", 1) != 0;
   config.shm.cmaThresholdBytes =
       byteSetting("HOOP_SHM_CMA_THRESHOLD", config.shm.cmaThresholdBytes, 0);
+  config.rdma = rdmaOptionsFromEnvironment();
   config.spinSetByUser = envString("HOOP_SPIN_US").has_value();
   config.spinBeforeSleep = std::chrono::microseconds(envInt("HOOP_SPIN_US", 50));
   return config;

@@ -7,6 +7,7 @@
 
 #include "algorithms/algo_overrides.h"
 #include "algorithms/tuner.h"
+#include "transport/rdma/rdma_options.h"
 #include "transport/shm/shm_options.h"
 #include "transport/tcp/socket.h"
 
@@ -42,7 +43,8 @@ struct Config {
   std::chrono::microseconds spinBeforeSleep{50};
   bool spinSetByUser = false;
 
-  ShmOptions shm;  // HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE, HOOP_SHM_CMA, HOOP_SHM_CMA_THRESHOLD
+  ShmOptions shm;    // HOOP_SHM_SLOTS, HOOP_SHM_SLOT_SIZE, HOOP_SHM_CMA, HOOP_SHM_CMA_THRESHOLD
+  RdmaOptions rdma;  // HOOP_IB_*
 
   static Config fromEnvironment();
   // The data sockets' options from the HOOP_SOCKET_* settings above.

@@ -92,13 +92,26 @@ bool TransportPolicy::allows(std::string_view name) const {
   return listed != exclude_;
 }
 
+bool TransportPolicy::names(std::string_view name) const {
+  return !exclude_ && std::find(listed_.begin(), listed_.end(), name) != listed_.end();
+}
+
 Transport& chooseTransport(const TransportPolicy& policy, const PeerPair& pair,
-                           const TransportRegistry& registry) {
+                           const TransportRegistry& registry, std::string* passedOver) {
   std::string reasons;
+  std::string explained;
+  PeerPair asked = pair;
   for (Transport* transport : registry.all()) {
     if (!policy.allows(transport->name())) continue;
-    std::string whyNot = transport->whyNot(pair);
-    if (whyNot.empty()) return *transport;
+    asked.named = policy.names(transport->name());
+    std::string whyNot = transport->whyNot(asked);
+    if (whyNot.empty()) {
+      if (passedOver != nullptr) *passedOver = explained;
+      return *transport;
+    }
+    if (transport->explainsFallback()) {
+      explained += str(explained.empty() ? "" : "; ", whyNot);
+    }
     reasons += str(reasons.empty() ? "" : "; ", whyNot);
   }
   fail(hoopInvalidArgument, "HOOP_TRANSPORT='", policy.text(),

@@ -50,6 +50,8 @@ class TransportPolicy {
   static TransportPolicy fromEnv();
 
   bool allows(std::string_view name) const;
+  // Whether it lists `name` as allowed by name (HOOP_TRANSPORT=rdma), not merely leaves it in.
+  bool names(std::string_view name) const;
   // The setting as the user wrote it (empty when unset), for messages.
   const std::string& text() const { return text_; }
 
@@ -63,7 +65,10 @@ class TransportPolicy {
 // allows and that can reach the peer. Throws hoopInvalidArgument naming HOOP_TRANSPORT, the peer
 // and why each allowed transport cannot, when none is left (HOOP_TRANSPORT=shm with a peer on
 // another host).
+// `passedOver`, when given, gets "rdma: why" for each allowed transport tried before the chosen
+// one whose explainsFallback() is set ("" when none).
 Transport& chooseTransport(const TransportPolicy& policy, const PeerPair& pair,
-                           const TransportRegistry& registry = TransportRegistry::global());
+                           const TransportRegistry& registry = TransportRegistry::global(),
+                           std::string* passedOver = nullptr);
 
 }  // namespace hoop

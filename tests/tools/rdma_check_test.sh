@@ -56,6 +56,10 @@ fi
 
 expect layout-outside-guest 2 "only inside the guest" bash "$source_dir/tools/rdma-guest/layout.sh"
 if [[ ! -e /run/rdma-guest/env ]]; then
+  expect suite-outside-guest 2 "only inside the guest" \
+    bash "$source_dir/tests/transport/rdma/guest_suite.sh"
+fi
+if [[ ! -e /run/rdma-guest/env ]]; then
   expect link-outside-guest 2 "only inside the guest" \
     bash "$source_dir/tools/rdma-guest/bin/hosts-link" down
 fi

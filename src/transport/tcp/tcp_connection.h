@@ -54,6 +54,9 @@ class TcpConnection : public Connection {
   void addWaitFds(std::vector<pollfd>& fds) override;
 
   size_t streamCount() const { return streams_.size(); }
+  // A stream's socket, for a transport that keeps the pair's link idle and watches it for the
+  // peer's end (its process's exit closes it).
+  int streamFd(size_t index) const { return streams_[index].fd.get(); }
 
  private:
   static constexpr size_t kMaxInFlight = 256;
