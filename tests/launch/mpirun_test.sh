@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Jobs under OpenMPI's mpirun with no hoop variable and no -x: the ranks find the root and the
+# job secret through mpirun's PMIx server.
+#   mpirun_test.sh PROBE ranks N    N ranks run every collective exactly; the log names PMIx
+#   mpirun_test.sh PROBE concurrent two jobs at once: each completes on its own root
+#   mpirun_test.sh PROBE stranger   processes without the job's secret are refused at its root
+# Exit 77 (skipped) where mpirun is not installed.
+set -u
+probe=$1
+mode=$2
+if ! command -v mpirun > /dev/null; then
+  echo "SKIP: mpirun is not installed (Debian: openmpi-bin)"
+  exit 77
+fi
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/hoop-launch-mpirun.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+export HOOP_DEBUG=INFO HOOP_INIT_TIMEOUT=30
+# Root is allowed in containers and CI; more ranks than cores on small machines.
+mpirun_job() { mpirun --allow-run-as-root --oversubscribe "$@"; }
+
+failed=0
+check() {  # check LOG N: every rank OK, nothing wrong, every rank found the root through PMIx
+  local log=$1 n=$2 r
+  for ((r = 0; r < n; ++r)); do
+    if ! grep -q "^OK rank $r of $n\$" "$log"; then
+      echo "FAIL: rank $r of $n did not finish OK ($log)"
+      failed=1
+    fi
+  done
+  if grep -q "WRONG" "$log"; then
+    echo "FAIL: wrong results"
+    failed=1
+  fi
+  local found
+  found=$(grep -c "found through PMIx" "$log")
+  if [[ $found -ne $n ]]; then
+    echo "FAIL: $found of $n ranks say they found the root through PMIx"
+    failed=1
+  fi
+}
+root_of() {  # the address rank 0 of LOG serves the rendezvous at
+  sed -n 's/.*serves the rendezvous at \([^,]*\),.*/\1/p' "$1" | head -n 1
+}
+
+case $mode in
+  ranks)
+    n=$3
+    mpirun_job -np "$n" "$probe" > "$scratch/job.log" 2>&1
+    status=$?
+    [[ $status -eq 0 ]] || { echo "FAIL: mpirun exited $status"; failed=1; }
+    check "$scratch/job.log" "$n"
+    ;;
+  concurrent)
+    # Both jobs hold their ranks for a second, so their rendezvous overlap.
+    mpirun_job -np 2 "$probe" --hold 1 > "$scratch/a.log" 2>&1 &
+    first=$!
+    mpirun_job -np 2 "$probe" --hold 1 > "$scratch/b.log" 2>&1
+    status_b=$?
+    wait $first
+    status_a=$?
+    [[ $status_a -eq 0 && $status_b -eq 0 ]] || { echo "FAIL: jobs exited $status_a, $status_b"; failed=1; }
+    check "$scratch/a.log" 2
+    check "$scratch/b.log" 2
+    root_a=$(root_of "$scratch/a.log")
+    root_b=$(root_of "$scratch/b.log")
+    if [[ -z $root_a || $root_a == "$root_b" ]]; then
+      echo "FAIL: the jobs' roots are '$root_a' and '$root_b'"
+      failed=1
+    fi
+    ;;
+  stranger)
+    # Ranks 1 and 2 join 4 seconds late: rank 0's root is open to strangers meanwhile.
+    mpirun_job -np 3 "$probe" --hold 4 > "$scratch/job.log" 2>&1 &
+    job=$!
+    root=""
+    for _ in $(seq 1 100); do
+      root=$(root_of "$scratch/job.log")
+      [[ -n $root ]] && break
+      sleep 0.05
+    done
+    if [[ -z $root ]]; then
+      echo "FAIL: rank 0 never said where it serves the rendezvous"
+      failed=1
+    else
+      # A process of another job (its own secret) and one with none, both claiming rank 1.
+      for secret in 0123456789abcdef0123456789abcdef ""; do
+        if env -u OMPI_COMM_WORLD_RANK HOOP_RANK=1 HOOP_SIZE=3 HOOP_ROOT_ADDR="$root" \
+          ${secret:+HOOP_SECRET=$secret} HOOP_INIT_TIMEOUT=2 "$probe" > "$scratch/stranger.log" 2>&1; then
+          echo "FAIL: a stranger (secret '${secret}') joined the job"
+          cat "$scratch/stranger.log"
+          failed=1
+        fi
+      done
+    fi
+    wait $job
+    status=$?
+    [[ $status -eq 0 ]] || { echo "FAIL: the job exited $status"; failed=1; }
+    check "$scratch/job.log" 3
+    refused=$(grep -c "rendezvous refused .*did not present this job's secret" "$scratch/job.log")
+    if [[ -n $root && $refused -lt 2 ]]; then
+      echo "FAIL: the root refused $refused strangers, not 2"
+      failed=1
+    fi
+    ;;
+  *)
+    echo "usage: $0 PROBE ranks N | concurrent | stranger"
+    exit 2
+    ;;
+esac
+if [[ $failed -ne 0 ]]; then
+  echo "---- job output"
+  cat "$scratch"/*.log
+  exit 1
+fi
+echo "PASS: mpirun $mode ${3:-}"

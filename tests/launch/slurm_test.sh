@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# One job step on the one-node cluster slurm_cluster.sh started in DIR, with no hoop variable:
+#   slurm_test.sh DIR MPI N EXPECT PROGRAM [ARGS...]
+# runs `srun --mpi=MPI -n N PROGRAM ARGS` and passes when it exits 0, every rank says it found
+# the root the way MPI implies (pmix: PMIx; none: the Slurm step's first host), nothing says
+# WRONG, and the output matches EXPECT; EXPECT "each-rank-ok" asks for "OK rank r of N" from
+# every rank r. With EXPECT "concurrent" two such steps run at once (as two jobs), each on its
+# own root. Exit 77 (skipped, with the reason) where the cluster could not start.
+set -u
+dir=$1
+mpi=$2
+n=$3
+expect=$4
+shift 4
+if [[ -f $dir/skipped ]]; then
+  echo "SKIP: $(cat "$dir/skipped")"
+  exit 77
+fi
+if [[ ! -f $dir/slurm.conf ]]; then
+  echo "SKIP: no cluster in $dir (the launch.slurm.start fixture did not run)"
+  exit 77
+fi
+if [[ $mpi == pmix && ! -f $dir/has-pmix ]]; then
+  echo "SKIP: this Slurm has no pmix plugin (srun --mpi=list)"
+  exit 77
+fi
+export SLURM_CONF=$dir/slurm.conf HOOP_DEBUG=INFO HOOP_INIT_TIMEOUT=30
+way="found through PMIx"
+[[ $mpi == none ]] && way="found through the Slurm step's first host"
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/hoop-launch-srun.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+step() { srun --mpi="$mpi" -n "$n" --kill-on-bad-exit=1 --time=2 "$@"; }
+
+failed=0
+check() {  # check LOG STATUS
+  local log=$1 status=$2 r found
+  [[ $status -eq 0 ]] || { echo "FAIL: srun exited $status"; failed=1; }
+  if [[ $expect == each-rank-ok || $expect == concurrent ]]; then
+    for ((r = 0; r < n; ++r)); do
+      grep -q "^OK rank $r of $n\$" "$log" || { echo "FAIL: rank $r of $n did not finish OK"; failed=1; }
+    done
+  elif ! grep -Eq "$expect" "$log"; then
+    echo "FAIL: the output does not match '$expect'"
+    failed=1
+  fi
+  grep -q WRONG "$log" && { echo "FAIL: wrong results"; failed=1; }
+  found=$(grep -c "$way" "$log")
+  [[ $found -eq $n ]] || { echo "FAIL: $found of $n ranks say the root was $way"; failed=1; }
+}
+
+if [[ $expect == concurrent ]]; then
+  step "$@" > "$scratch/a.log" 2>&1 &
+  first=$!
+  step "$@" > "$scratch/b.log" 2>&1
+  status_b=$?
+  wait $first
+  check "$scratch/a.log" $?
+  check "$scratch/b.log" $status_b
+  root_a=$(sed -n 's/.* root \([^ ]*\) found through.*/\1/p' "$scratch/a.log" | head -n 1)
+  root_b=$(sed -n 's/.* root \([^ ]*\) found through.*/\1/p' "$scratch/b.log" | head -n 1)
+  if [[ -z $root_a || $root_a == "$root_b" ]]; then
+    echo "FAIL: the two jobs' roots are '$root_a' and '$root_b'"
+    failed=1
+  fi
+else
+  step "$@" > "$scratch/job.log" 2>&1
+  check "$scratch/job.log" $?
+fi
+if [[ $failed -ne 0 ]]; then
+  echo "---- job output"
+  cat "$scratch"/*.log
+  exit 1
+fi
+echo "PASS: srun --mpi=$mpi -n $n $(basename "$1")"
