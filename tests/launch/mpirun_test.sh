@@ -69,8 +69,8 @@ case $mode in
     fi
     ;;
   stranger)
-    # Ranks 1 and 2 join 4 seconds late: rank 0's root is open to strangers meanwhile.
-    mpirun_job -np 3 "$probe" --hold 4 > "$scratch/job.log" 2>&1 &
+    # Ranks 1 and 2 join 3 seconds late: rank 0's root is open to strangers meanwhile.
+    mpirun_job -np 3 "$probe" --hold 3 > "$scratch/job.log" 2>&1 &
     job=$!
     root=""
     for _ in $(seq 1 100); do

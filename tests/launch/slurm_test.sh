@@ -5,7 +5,9 @@
 # the root the way MPI implies (pmix: PMIx; none: the Slurm step's first host), nothing says
 # WRONG, and the output matches EXPECT; EXPECT "each-rank-ok" asks for "OK rank r of N" from
 # every rank r. With EXPECT "concurrent" two such steps run at once (as two jobs), each on its
-# own root. Exit 77 (skipped, with the reason) where the cluster could not start.
+# own root. With EXPECT "stranger" (PROGRAM: the probe, run with --hold) processes without the
+# step's secret knock at rank 0's root while the other ranks are held, and must be refused.
+# Exit 77 (skipped, with the reason) where the cluster could not start.
 set -u
 dir=$1
 mpi=$2
@@ -35,7 +37,7 @@ failed=0
 check() {  # check LOG STATUS
   local log=$1 status=$2 r found
   [[ $status -eq 0 ]] || { echo "FAIL: srun exited $status"; failed=1; }
-  if [[ $expect == each-rank-ok || $expect == concurrent ]]; then
+  if [[ $expect == each-rank-ok || $expect == concurrent || $expect == stranger ]]; then
     for ((r = 0; r < n; ++r)); do
       grep -q "^OK rank $r of $n\$" "$log" || { echo "FAIL: rank $r of $n did not finish OK"; failed=1; }
     done
@@ -62,6 +64,29 @@ if [[ $expect == concurrent ]]; then
     echo "FAIL: the two jobs' roots are '$root_a' and '$root_b'"
     failed=1
   fi
+elif [[ $expect == stranger ]]; then
+  step "$@" > "$scratch/job.log" 2>&1 &
+  job=$!
+  root=""
+  for _ in $(seq 1 100); do
+    root=$(sed -n 's/.*serves the rendezvous at \([^,]*\),.*/\1/p' "$scratch/job.log" | head -n 1)
+    [[ -n $root ]] && break
+    sleep 0.05
+  done
+  [[ -n $root ]] || { echo "FAIL: rank 0 never said where it serves the rendezvous"; failed=1; }
+  # Outside the step: one with another job's secret, one with none, both claiming rank 1.
+  for secret in 0123456789abcdef0123456789abcdef ""; do
+    [[ -n $root ]] || break
+    if env -u SLURM_PROCID HOOP_RANK=1 HOOP_SIZE="$n" HOOP_ROOT_ADDR="$root" \
+      ${secret:+HOOP_SECRET=$secret} HOOP_INIT_TIMEOUT=2 "$1" > "$scratch/stranger.log" 2>&1; then
+      echo "FAIL: a stranger (secret '$secret') joined the step"
+      failed=1
+    fi
+  done
+  wait $job
+  check "$scratch/job.log" $?
+  refused=$(grep -c "rendezvous refused .*did not present this job's secret" "$scratch/job.log")
+  [[ $refused -ge 2 ]] || { echo "FAIL: the root refused $refused strangers, not 2"; failed=1; }
 else
   step "$@" > "$scratch/job.log" 2>&1
   check "$scratch/job.log" $?
