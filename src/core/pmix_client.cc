@@ -35,7 +35,7 @@ struct PmixValue {
     uint64_t words[3];
   } data;
 };
-static_assert(sizeof(PmixValue) == 32, "pmix_value_t is 32 bytes on LP64 systems");
+static_assert(sizeof(void*) != 8 || sizeof(PmixValue) == 32, "pmix_value_t: 32 bytes on LP64");
 
 struct PmixLibrary {
   int (*init)(PmixProc*, void*, size_t);

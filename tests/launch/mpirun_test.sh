@@ -4,6 +4,7 @@
 #   mpirun_test.sh PROBE ranks N    N ranks run every collective exactly; the log names PMIx
 #   mpirun_test.sh PROBE concurrent two jobs at once: each completes on its own root
 #   mpirun_test.sh PROBE stranger   processes without the job's secret are refused at its root
+#   mpirun_test.sh PROBE root-fails rank 0 cannot start the root: every rank fails at once, saying why
 # Exit 77 (skipped) where mpirun is not installed.
 set -u
 probe=$1
@@ -102,8 +103,18 @@ case $mode in
       failed=1
     fi
     ;;
+  root-fails)
+    # No interface matches: rank 0 publishes why instead of a root, and no rank waits for one.
+    start=$SECONDS
+    HOOP_SOCKET_IFNAME==nosuch0 mpirun_job -np 2 "$probe" > "$scratch/job.log" 2>&1
+    status=$?
+    [[ $status -ne 0 ]] || { echo "FAIL: the job succeeded without a root"; failed=1; }
+    told=$(grep -c "failed: .*rank 0 could not start the rendezvous: HOOP_SOCKET_IFNAME" "$scratch/job.log")
+    [[ $told -eq 2 ]] || { echo "FAIL: $told of 2 ranks said why rank 0 has no root"; failed=1; }
+    (( SECONDS - start < 20 )) || { echo "FAIL: the ranks waited $((SECONDS - start)) s"; failed=1; }
+    ;;
   *)
-    echo "usage: $0 PROBE ranks N | concurrent | stranger"
+    echo "usage: $0 PROBE ranks N | concurrent | stranger | root-fails"
     exit 2
     ;;
 esac
