@@ -66,6 +66,8 @@ host=$(hostname -s)
 # Four CPUs declared whatever the machine has (config_overrides), so 4-rank steps fit.
 cat > "$dir/slurm.conf" << CONF
 ClusterName=hooptest
+# Job ids, and so the ports of steps without PMIx, differ from another such cluster's on this host.
+FirstJobId=$((1000 + RANDOM * 16))
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$(free_port)
 SlurmdPort=$(free_port)
