@@ -9,33 +9,18 @@
 
 #include "base/env.h"
 #include "base/error.h"
+#include "core/pmix_abi.h"
 
 namespace hoop {
 namespace {
 
-// The PMIx standard's ABI for what hoop passes: a process's name, and a value of which hoop
-// reads and writes only strings. The union is as large as the standard's (its largest member
-// is an environment variable record of two pointers and a separator), so a value hoop builds
-// is as long as any the library expects to read.
-constexpr size_t kNamespaceBytes = 256;  // PMIX_MAX_NSLEN + 1
-constexpr size_t kMaxKeyLength = 511;    // PMIX_MAX_KEYLEN
-constexpr int kSuccess = 0;              // PMIX_SUCCESS
-constexpr uint16_t kStringType = 3;      // PMIX_STRING
-constexpr uint8_t kGlobalScope = 3;      // PMIX_GLOBAL: processes on every host
-
-struct PmixProc {
-  char nspace[kNamespaceBytes];
-  uint32_t rank;
-};
-
-struct PmixValue {
-  uint16_t type;
-  union {
-    char* string;
-    uint64_t words[3];
-  } data;
-};
-static_assert(sizeof(void*) != 8 || sizeof(PmixValue) == 32, "pmix_value_t: 32 bytes on LP64");
+using pmix_abi::kGlobalScope;
+using pmix_abi::kMaxKeyLength;
+using pmix_abi::kNamespaceBytes;
+using pmix_abi::kStringType;
+using pmix_abi::kSuccess;
+using PmixProc = pmix_abi::Proc;
+using PmixValue = pmix_abi::Value;
 
 struct PmixLibrary {
   int (*init)(PmixProc*, void*, size_t);

@@ -1,7 +1,7 @@
 // A PMIx client, for rendezvous under launchers that run a PMIx server (OpenMPI's mpirun, PRRTE,
 // Slurm's srun --mpi=pmix). libpmix is loaded with dlopen on first use: hoop links nothing PMIx
 // and runs unchanged where it is absent. The few types hoop passes across are declared in
-// pmix_client.cc after the PMIx standard's ABI (which has kept them fixed since version 2).
+// pmix_abi.h after the PMIx standard's ABI (which has kept them fixed since version 2).
 #pragma once
 
 #include <memory>
