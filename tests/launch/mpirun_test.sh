@@ -5,6 +5,7 @@
 #   mpirun_test.sh PROBE concurrent two jobs at once: each completes on its own root
 #   mpirun_test.sh PROBE stranger   processes without the job's secret are refused at its root
 #   mpirun_test.sh PROBE root-fails rank 0 cannot start the root: every rank fails at once, saying why
+#   mpirun_test.sh PROBE unloadable libpmix hidden from the ranks: each fails, saying what to do
 # Exit 77 (skipped) where mpirun is not installed.
 set -u
 probe=$1
@@ -113,8 +114,24 @@ case $mode in
     [[ $told -eq 2 ]] || { echo "FAIL: $told of 2 ranks said why rank 0 has no root"; failed=1; }
     (( SECONDS - start < 20 )) || { echo "FAIL: the ranks waited $((SECONDS - start)) s"; failed=1; }
     ;;
+  unloadable)
+    # Each rank in a mount namespace where libpmix is an empty file; mpirun itself keeps it.
+    library=$(ldconfig -p | awk '/libpmix\.so\.2 /{print $NF; exit}')
+    [[ -n $library ]] || { echo "SKIP: libpmix.so.2 is not installed"; exit 77; }
+    library=$(readlink -f "$library")
+    if ! unshare -m sh -c 'mount --bind /dev/null "$0"' "$library" 2> /dev/null; then
+      echo "SKIP: cannot hide libpmix in a mount namespace here (unshare -m, mount --bind)"
+      exit 77
+    fi
+    mpirun_job -np 2 unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$library" \
+      "$probe" > "$scratch/job.log" 2>&1
+    status=$?
+    [[ $status -ne 0 ]] || { echo "FAIL: the job succeeded without libpmix"; failed=1; }
+    told=$(grep -c "failed: .*(OpenMPI): a PMIx server started this process but libpmix cannot be loaded: .*HOOP_ROOT_ADDR" "$scratch/job.log")
+    [[ $told -eq 2 ]] || { echo "FAIL: $told of 2 ranks said libpmix is missing and what to set"; failed=1; }
+    ;;
   *)
-    echo "usage: $0 PROBE ranks N | concurrent | stranger | root-fails"
+    echo "usage: $0 PROBE ranks N | concurrent | stranger | root-fails | unloadable"
     exit 2
     ;;
 esac

@@ -7,6 +7,8 @@
 # every rank r. With EXPECT "concurrent" two such steps run at once (as two jobs), each on its
 # own root. With EXPECT "stranger" (PROGRAM: the probe, run with --hold) processes without the
 # step's secret knock at rank 0's root while the other ranks are held, and must be refused.
+# MPI "pmix-unloadable" runs each rank under --mpi=pmix in a mount namespace where libpmix is an
+# empty file: the ranks must fall back to the step's first host, saying why.
 # Exit 77 (skipped, with the reason) where the cluster could not start.
 set -u
 dir=$1
@@ -22,16 +24,29 @@ if [[ ! -f $dir/slurm.conf ]]; then
   echo "SKIP: no cluster in $dir (the launch.slurm.start fixture did not run)"
   exit 77
 fi
+wrap=()
+if [[ $mpi == pmix-unloadable ]]; then
+  mpi=pmix
+  library=$(ldconfig -p | awk '/libpmix\.so\.2 /{print $NF; exit}')
+  [[ -n $library ]] || { echo "SKIP: libpmix.so.2 is not installed"; exit 77; }
+  library=$(readlink -f "$library")
+  if ! unshare -m sh -c 'mount --bind /dev/null "$0"' "$library" 2> /dev/null; then
+    echo "SKIP: cannot hide libpmix in a mount namespace here (unshare -m, mount --bind)"
+    exit 77
+  fi
+  wrap=(unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$library")
+  unloadable=1
+fi
 if [[ $mpi == pmix && ! -f $dir/has-pmix ]]; then
   echo "SKIP: this Slurm has no pmix plugin (srun --mpi=list)"
   exit 77
 fi
 export SLURM_CONF=$dir/slurm.conf HOOP_DEBUG=INFO HOOP_INIT_TIMEOUT=30
 way="found through PMIx"
-[[ $mpi == none ]] && way="found through the Slurm step's first host"
+[[ $mpi == none || -n ${unloadable:-} ]] && way="found through the Slurm step's first host"
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/hoop-launch-srun.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-step() { srun --mpi="$mpi" -n "$n" --kill-on-bad-exit=1 --time=2 "$@"; }
+step() { srun --mpi="$mpi" -n "$n" --kill-on-bad-exit=1 --time=2 "${wrap[@]}" "$@"; }
 
 failed=0
 check() {  # check LOG STATUS
@@ -48,6 +63,10 @@ check() {  # check LOG STATUS
   grep -q WRONG "$log" && { echo "FAIL: wrong results"; failed=1; }
   found=$(grep -c "$way" "$log")
   [[ $found -eq $n ]] || { echo "FAIL: $found of $n ranks say the root was $way"; failed=1; }
+  if [[ -n ${unloadable:-} ]]; then
+    found=$(grep -c "a PMIx server started this process but libpmix cannot be loaded" "$log")
+    [[ $found -eq $n ]] || { echo "FAIL: $found of $n ranks say why PMIx was not used"; failed=1; }
+  fi
 }
 
 if [[ $expect == concurrent ]]; then
