@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -31,9 +32,15 @@ constexpr Source kSources[] = {
     {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"},
 };
 
-// The key rank 0 publishes under PMIx: "<secret hex> <job tag> <root address>", or "! <why>"
-// when it could not start the root, so the others fail with its reason instead of waiting.
-constexpr const char* kPmixKey = "hoop.rendezvous";
+// What rank 0 publishes under PMIx: "<secret hex> <job tag> <root address>", or "! <why>" when
+// it could not start the root, so the others fail with its reason instead of waiting. Under
+// "hoop.rendezvous.<n>" for the process's n-th such rendezvous: every rank of a job creates its
+// communicators in the same order, and a key is never reused, so no rank can read a value left
+// by an earlier communicator.
+std::string pmixKey() {
+  static std::atomic<uint64_t> rendezvousCount{0};
+  return str("hoop.rendezvous.", rendezvousCount.fetch_add(1, std::memory_order_relaxed));
+}
 
 std::string withBrackets(const std::string& host) {
   bool ipv6 = host.find(':') != std::string::npos;
@@ -123,7 +130,7 @@ std::string startPmixRoot(LaunchEnv& env, std::chrono::milliseconds timeout,
   }
 }
 
-void readPmixRoot(LaunchEnv& env, const std::string& published) {
+void readPmixRoot(LaunchEnv& env, const std::string& key, const std::string& published) {
   if (published.rfind("! ", 0) == 0) {
     fail(hoopRemoteError, "hoopCommInitFromEnv (PMIx): rank 0 could not start the rendezvous: ",
          published.substr(2));
@@ -135,8 +142,8 @@ void readPmixRoot(LaunchEnv& env, const std::string& published) {
   fields >> secretHex >> jobTag >> rootText;
   auto secret = Secret::fromHex(secretHex);
   if (!fields || !secret) {
-    fail(hoopRemoteError, "hoopCommInitFromEnv (PMIx): rank 0 published a malformed ", kPmixKey,
-         " (", published.size(), " bytes)");
+    fail(hoopRemoteError, "hoopCommInitFromEnv (PMIx): rank 0 published a malformed ", key, " (",
+         published.size(), " bytes)");
   }
   env.id.secret = *secret;
   env.id.authenticated = true;
@@ -164,8 +171,9 @@ std::unique_ptr<RootService> startPmixRendezvous(LaunchEnv& env,
          " but PMIx says rank ", pmix->rank(), " of job ", pmix->jobName());
   }
   std::unique_ptr<RootService> root;
+  const std::string key = pmixKey();
   if (env.rank == 0) {
-    pmix->publish(kPmixKey, startPmixRoot(env, timeout, root));
+    pmix->publish(key, startPmixRoot(env, timeout, root));
     if (root != nullptr) {
       log(LogLevel::kInfo, LogSubsys::kInit, env.rank, "rank 0 serves the rendezvous at ",
           env.id.root.toString(), ", published through PMIx to job ", pmix->jobName());
@@ -173,8 +181,7 @@ std::unique_ptr<RootService> startPmixRendezvous(LaunchEnv& env,
   }
   // Rank 0 arrives here even when its root failed: the others learn why instead of waiting.
   pmix->fence();
-  std::string published = pmix->lookup(0, kPmixKey);
-  readPmixRoot(env, published);
+  readPmixRoot(env, key, pmix->lookup(0, key));
   env.rootDetail = str("job ", pmix->jobName());
   logRoot(env);
   return root;

@@ -1,7 +1,8 @@
 /* A program as a user of mpirun or srun writes it: hoopCommInitFromEnv with no hoop variable
  * set, then every collective on integer-valued data, each checked exactly. Prints
  * "OK rank r of n" when all agree. `--hold S` makes every rank but 0 wait S seconds before
- * joining, which keeps rank 0's rendezvous open for the stranger test. */
+ * joining, which keeps rank 0's rendezvous open for the stranger test; `--rounds R` creates,
+ * uses and destroys R communicators one after another. */
 #include <hoop/hoop.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,19 +32,13 @@ static void expect(const char* what, size_t at, int64_t got, int64_t want) {
   }
 }
 
-int main(int argc, char** argv) {
-  int holdSeconds = 0;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (strcmp(argv[i], "--hold") == 0) holdSeconds = atoi(argv[i + 1]);
-  }
-  const char* launcherRank = getenv("OMPI_COMM_WORLD_RANK");
-  if (launcherRank == NULL) launcherRank = getenv("SLURM_PROCID");
-  if (holdSeconds > 0 && launcherRank != NULL && atoi(launcherRank) != 0) sleep(holdSeconds);
-
-  CHECK(hoopCommInitFromEnv(&comm));
+/* One communicator from the environment, every collective on it, then destroyed. */
+static void runRound(int* sizeOut) {
   int size = 0;
+  CHECK(hoopCommInitFromEnv(&comm));
   CHECK(hoopCommUserRank(comm, &rank));
   CHECK(hoopCommCount(comm, &size));
+  *sizeOut = size;
 
   /* Large enough to take the pipelined paths, small enough to stay quick. */
   enum { kCount = 3 << 16 };
@@ -113,6 +108,20 @@ int main(int argc, char** argv) {
   free(out);
   free(f);
   CHECK(hoopCommDestroy(comm));
+}
+
+int main(int argc, char** argv) {
+  int holdSeconds = 0, rounds = 1;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (strcmp(argv[i], "--hold") == 0) holdSeconds = atoi(argv[i + 1]);
+    if (strcmp(argv[i], "--rounds") == 0) rounds = atoi(argv[i + 1]);
+  }
+  const char* launcherRank = getenv("OMPI_COMM_WORLD_RANK");
+  if (launcherRank == NULL) launcherRank = getenv("SLURM_PROCID");
+  if (holdSeconds > 0 && launcherRank != NULL && atoi(launcherRank) != 0) sleep(holdSeconds);
+
+  int size = 0;
+  for (int round = 0; round < rounds; ++round) runRound(&size);
   if (wrong) {
     printf("rank %d of %d: WRONG (%d elements)\n", rank, size, wrong);
     return 1;

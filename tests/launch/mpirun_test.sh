@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Jobs under OpenMPI's mpirun with no hoop variable and no -x: the ranks find the root and the
 # job secret through mpirun's PMIx server.
-#   mpirun_test.sh PROBE ranks N    N ranks run every collective exactly; the log names PMIx
+#   mpirun_test.sh PROBE ranks N [PROBE ARGS...]
+#                                   N ranks run every collective exactly; the log names PMIx
 #   mpirun_test.sh PROBE concurrent two jobs at once: each completes on its own root
 #   mpirun_test.sh PROBE stranger   processes without the job's secret are refused at its root
 #   mpirun_test.sh PROBE root-fails rank 0 cannot start the root: every rank fails at once, saying why
@@ -21,6 +22,7 @@ export HOOP_DEBUG=INFO HOOP_INIT_TIMEOUT=30
 mpirun_job() { mpirun --allow-run-as-root --oversubscribe "$@"; }
 
 failed=0
+rounds=1  # communicators each rank creates
 check() {  # check LOG N: every rank OK, nothing wrong, every rank found the root through PMIx
   local log=$1 n=$2 r
   for ((r = 0; r < n; ++r)); do
@@ -35,8 +37,8 @@ check() {  # check LOG N: every rank OK, nothing wrong, every rank found the roo
   fi
   local found
   found=$(grep -c "found through PMIx" "$log")
-  if [[ $found -ne $n ]]; then
-    echo "FAIL: $found of $n ranks say they found the root through PMIx"
+  if [[ $found -ne $((n * rounds)) ]]; then
+    echo "FAIL: $found of $n ranks x $rounds rounds say they found the root through PMIx"
     failed=1
   fi
 }
@@ -47,7 +49,8 @@ root_of() {  # the address rank 0 of LOG serves the rendezvous at
 case $mode in
   ranks)
     n=$3
-    mpirun_job -np "$n" "$probe" > "$scratch/job.log" 2>&1
+    [[ ${4:-} == --rounds ]] && rounds=$5
+    mpirun_job -np "$n" "$probe" "${@:4}" > "$scratch/job.log" 2>&1
     status=$?
     [[ $status -eq 0 ]] || { echo "FAIL: mpirun exited $status"; failed=1; }
     check "$scratch/job.log" "$n"

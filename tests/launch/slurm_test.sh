@@ -49,6 +49,8 @@ trap 'rm -rf "$scratch"' EXIT
 step() { srun --mpi="$mpi" -n "$n" --kill-on-bad-exit=1 --time=2 "${wrap[@]}" "$@"; }
 
 failed=0
+rounds=1  # communicators each rank creates (the probe's --rounds)
+[[ ${2:-} == --rounds ]] && rounds=$3
 check() {  # check LOG STATUS
   local log=$1 status=$2 r found
   [[ $status -eq 0 ]] || { echo "FAIL: srun exited $status"; failed=1; }
@@ -62,7 +64,8 @@ check() {  # check LOG STATUS
   fi
   grep -q WRONG "$log" && { echo "FAIL: wrong results"; failed=1; }
   found=$(grep -c "$way" "$log")
-  [[ $found -eq $n ]] || { echo "FAIL: $found of $n ranks say the root was $way"; failed=1; }
+  [[ $found -eq $((n * rounds)) ]] ||
+    { echo "FAIL: $found of $n ranks x $rounds rounds say the root was $way"; failed=1; }
   if [[ -n ${unloadable:-} ]]; then
     found=$(grep -c "a PMIx server started this process but libpmix cannot be loaded" "$log")
     [[ $found -eq $n ]] || { echo "FAIL: $found of $n ranks say why PMIx was not used"; failed=1; }
