@@ -82,7 +82,8 @@ void logRoot(const LaunchEnv& env) {
       env.rootDetail.empty() ? "" : ": ", env.rootDetail);
 }
 
-std::unique_ptr<RootService> startListedRoot(LaunchEnv& env, std::chrono::milliseconds timeout) {
+// Every way but PMIx: each rank worked out the root's address by itself; rank 0 serves it.
+std::unique_ptr<RootService> startKnownRoot(LaunchEnv& env, std::chrono::milliseconds timeout) {
   logRoot(env);
   if (env.rank != 0) return nullptr;
   if (env.rootWay != RootWay::kSlurmStep) {
@@ -160,7 +161,7 @@ std::unique_ptr<RootService> startPmixRendezvous(LaunchEnv& env,
       log(LogLevel::kInfo, LogSubsys::kInit, env.rank, "a PMIx server started this process but ",
           why, "; taking the Slurm step's first host instead");
       planSlurmStep(env);
-      return startListedRoot(env, timeout);
+      return startKnownRoot(env, timeout);
     }
     fail(hoopSystemError, "hoopCommInitFromEnv (", env.launcher,
          "): a PMIx server started this process but ", why,
@@ -262,7 +263,7 @@ LaunchEnv readLaunchEnv() {
 
 std::unique_ptr<RootService> startLaunchRoot(LaunchEnv& env, std::chrono::milliseconds timeout) {
   if (env.rootWay == RootWay::kPmix) return startPmixRendezvous(env, timeout);
-  return startListedRoot(env, timeout);
+  return startKnownRoot(env, timeout);
 }
 
 }  // namespace hoop
