@@ -12,6 +12,7 @@ packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev l
           clang-format iproute2 iptables libnetfilter-queue-dev python3
           python3-dev pybind11-dev python3-pybind11 python3-torch python3-numpy python3-pytest
           dataset-fashion-mnist
+          libpmix-dev slurm-wlm munge  # launch tests: PMIx under mpirun and srun, a one-node Slurm
           clang libclang-rt-14-dev llvm)  # fuzzers (libFuzzer), sanitizer report symbols
 
 install_packages() {

@@ -148,10 +148,8 @@ HOOP_API hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm) {
   });
   if (status != hoopSuccess) return status;
   return initBlocking(comm, env.rank, settings, [&](hoopComm& made, const auto&) {
-    std::unique_ptr<RootService> root;
-    if (env.rank == 0) {
-      root = std::make_unique<RootService>(env.id.root, env.id, made.settings.config.initTimeout);
-    }
+    // Rank 0's root service; under PMIx this is also where every rank learns the root.
+    std::unique_ptr<RootService> root = startLaunchRoot(env, made.settings.config.initTimeout);
     auto created =
         Communicator::create(env.id, env.size, env.rank, std::move(root), made.settings.config);
     if (env.launcherLocalRank >= 0 && env.launcherLocalRank != created->localRank()) {
