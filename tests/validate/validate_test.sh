@@ -152,9 +152,9 @@ check_report() { # ARGS for check_report.py
   local out
   if ! out=$(python3 "$CHECK" "$OUT/report" "$@" 2>&1); then
     problem "report check:"
-    sed 's/^/    /' <<<"$out"
+    printf '    %s\n' "${out//$'\n'/$'\n'    }"
   else
-    sed 's/^/  /' <<<"$out"
+    printf '  %s\n' "${out//$'\n'/$'\n'  }"
   fi
 }
 
