@@ -12,6 +12,10 @@
 #   validate_test.sh corrupt HOSTS SLOTS      rank 1 flips a byte of what it sends
 #                                             (HOOP_TEST_FLIP_BYTE): exit 2, the rank blamed with
 #                                             the offset, bisection isolates its host
+#   validate_test.sh local 1 SLOTS            one host, no namespaces (runs without root): outputs
+#                                             valid, not failed
+#   validate_test.sh local-corrupt 1 SLOTS    the same with rank 1 flipping a byte: exit 2, the
+#                                             rank blamed with the offset
 #   validate_test.sh time HOSTS SLOTS         prints how long --quick takes (bench/RESULTS.md)
 #
 # Environment: HOOPRUN, HOOP_VALIDATE (paths; CTest sets them), HOOP_VALIDATE_KEEP=DIR copies the
@@ -235,6 +239,46 @@ case_corrupt() {
   conclude
 }
 
+# On this host alone: hooprun's own local launch, no shaping; judged against the cluster.
+start_local() {
+  : "${HOOPRUN:?set HOOPRUN to the hooprun binary}" "${HOOP_VALIDATE:?set HOOP_VALIDATE}"
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/hoopval-$$.XXXXXX")
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+validate_local() { # NRANKS ARGS...
+  local n=$1
+  shift
+  say "hooprun -np $n hoop-validate $*"
+  STATUS=0
+  "$HOOPRUN" --timeout 120 -np "$n" -x HOOP_SOCKET_IFNAME==lo "${EXTRA_X[@]}" "$HOOP_VALIDATE" \
+    --out "$OUT/report" "$@" >"$OUT/log" 2>&1 </dev/null &
+  VALIDATE_PID=$!
+}
+
+case_local() {
+  local slots=$2
+  start_local
+  validate_local "$slots" --quick
+  finish
+  # One host's shm pairs on CPUs other jobs share may differ: healthy or degraded, never failed.
+  ((STATUS == 0 || STATUS == 1)) || problem "exit status $STATUS, want 0 or 1"
+  check_report
+  conclude
+}
+
+case_local_corrupt() {
+  local slots=$2
+  EXTRA_X=(-x HOOP_TIMEOUT=10 -x "HOOP_TEST_FLIP_BYTE=1:$FLIP_OFFSET")
+  start_local
+  validate_local "$slots" --quick
+  finish
+  expect_status 2
+  check_report --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET"
+  conclude
+}
+
 host_of_rank() { echo "h$(($1 / $2))"; }
 
 case_time() {
@@ -262,6 +306,8 @@ main() {
     link-down) case_link_down "$@" ;;
     corrupt) case_corrupt "$@" ;;
     time) case_time "$@" ;;
+    local) case_local "$@" ;;
+    local-corrupt) case_local_corrupt "$@" ;;
     *) echo "unknown case '$name'" >&2; exit 2 ;;
   esac
 }
