@@ -108,8 +108,13 @@ Job jobOf(int hosts, Rate rate) {
       m.b = b;
       m.transport = "tcp";
       const double r = rate(a, b);
-      m.figures = LinkProbe{.self = a, .peer = b, .lowerToHigherGBps = r, .higherToLowerGBps = r,
-                            .bidirectionalGBps = 2 * r, .latencyP50Us = 10, .latencyP99Us = 20,
+      m.figures = LinkProbe{.self = a,
+                            .peer = b,
+                            .lowerToHigherGBps = r,
+                            .higherToLowerGBps = r,
+                            .bidirectionalGBps = 2 * r,
+                            .latencyP50Us = 10,
+                            .latencyP99Us = 20,
                             .received = {}};
       job.measurements.push_back(m);
     }
@@ -185,6 +190,12 @@ TEST(ValidateAnalysis, ErrorMessagesNameRanks) {
   EXPECT_EQ(ranksNamedIn("rank 0: timed out waiting for data from rank 3 (host h2, pid 9)", 4),
             std::vector<int>{3});
   EXPECT_TRUE(ranksNamedIn("rank 7 (host x) is not in a job of 4", 4).empty());
+  // With a hang report, the ranks that gave no answer.
+  EXPECT_EQ(ranksNamedIn("timed out waiting for data from rank 1 (host h1, pid 5)\n"
+                         "  rank 2 (host h2, pid 6): no answer (unreachable)\n"
+                         "  rank 1 waits for data from rank 2 (host h2, pid 6)",
+                         4),
+            std::vector<int>{2});
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ def selftest():
         if not validate(value, s, what) or not small_validate(value, s):
             print(f"selftest FAIL: {what} passed the schema")
             failures += 1
-    ok = {"pass": 0, "phase": "cross-host", "round": 0, "a": 0, "b": 1, "host_a": "h0",
+    ok = {"pass": 0, "confirmation": False, "phase": "cross-host", "round": 0, "a": 0, "b": 1, "host_a": "h0",
           "host_b": "h1", "transport": "tcp", "bandwidth_a_to_b_GBps": 1.0,
           "bandwidth_b_to_a_GBps": 1.0, "bidirectional_GBps": 2.0, "latency_p50_us": 10.0,
           "latency_p99_us": 20.0, "data_at_a": {"ok": True},

@@ -173,7 +173,7 @@ conclude() {
 
 case_healthy() {
   local hosts=$1 slots=$2
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   validate "$slots" $((hosts * slots)) --quick
   finish
   expect_status 0
@@ -183,7 +183,7 @@ case_healthy() {
 
 case_slow_link() {
   local hosts=$1 slots=$2
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   slow_towards 1 2
   slow_towards 2 1
   # --full: the slow pair is measured whatever the matchings.
@@ -196,7 +196,7 @@ case_slow_link() {
 
 case_slow_host() {
   local hosts=$1 slots=$2 h
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   for ((h = 0; h < hosts; h++)); do
     ((h == 1)) && continue
     slow_towards 1 "$h"
@@ -212,7 +212,7 @@ case_slow_host() {
 case_link_down() {
   local hosts=$1 slots=$2 timeout=3 slack=25
   EXTRA_X=(-x "HOOP_TIMEOUT=$timeout")
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   # A burn-in long enough to be cut in the middle; it would end on its own only after 60 s.
   validate "$slots" $((hosts * slots)) --burn-in 60s --bytes 64K --no-collectives --timeout "$timeout"
   sleep 4
@@ -231,7 +231,7 @@ case_link_down() {
 case_corrupt() {
   local hosts=$1 slots=$2
   EXTRA_X=(-x HOOP_TIMEOUT=10 -x "HOOP_TEST_FLIP_BYTE=1:$FLIP_OFFSET")
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   validate "$slots" $((hosts * slots)) --quick
   finish
   expect_status 2
@@ -283,7 +283,7 @@ host_of_rank() { echo "h$(($1 / $2))"; }
 
 case_time() {
   local hosts=$1 slots=$2
-  start_set "$hosts"
+  start_set "$hosts" "$slots"
   local begin
   begin=$(date +%s.%N)
   validate "$slots" $((hosts * slots)) --quick

@@ -15,6 +15,7 @@ namespace hoop::validate {
 
 struct Measurement {
   int pass = 0;
+  bool confirmation = false;  // a re-measurement of a pair that read slow (plan.h)
   Phase phase = Phase::kIntraHost;
   int round = 0;
   int a = -1;  // the lower rank of the pair

@@ -108,4 +108,29 @@ std::vector<Round> crossHostRounds(const Layout& layout, int rounds, bool full, 
   return result;
 }
 
+std::vector<Round> roundsForPairs(const Layout& layout,
+                                  const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<Round> rounds;
+  for (Phase phase : {Phase::kIntraHost, Phase::kCrossHost}) {
+    const size_t first = rounds.size();
+    for (auto [a, b] : pairs) {
+      const bool sameHost =
+          layout.hostOf[static_cast<size_t>(a)] == layout.hostOf[static_cast<size_t>(b)];
+      if (sameHost != (phase == Phase::kIntraHost)) continue;
+      size_t r = first;
+      while (r < rounds.size() && (rounds[r].peerOf[static_cast<size_t>(a)] >= 0 ||
+                                   rounds[r].peerOf[static_cast<size_t>(b)] >= 0)) {
+        ++r;
+      }
+      if (r == rounds.size()) {
+        rounds.push_back(Round{phase, static_cast<int>(r - first),
+                               std::vector<int>(static_cast<size_t>(layout.ranks()), -1)});
+      }
+      rounds[r].peerOf[static_cast<size_t>(a)] = b;
+      rounds[r].peerOf[static_cast<size_t>(b)] = a;
+    }
+  }
+  return rounds;
+}
+
 }  // namespace hoop::validate

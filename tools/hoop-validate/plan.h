@@ -52,4 +52,9 @@ std::vector<Round> intraHostRounds(const Layout& layout);
 // other, where both hosts have it.
 std::vector<Round> crossHostRounds(const Layout& layout, int rounds, bool full, uint64_t seed);
 
+// Rounds in which each of `pairs` is measured once, no rank in two pairs of a round (greedy, in
+// the given order); pairs within a host and across hosts in rounds of their own phase.
+std::vector<Round> roundsForPairs(const Layout& layout,
+                                  const std::vector<std::pair<int, int>>& pairs);
+
 }  // namespace hoop::validate

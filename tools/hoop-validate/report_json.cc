@@ -89,10 +89,10 @@ std::string measurementLine(const Measurement& m, const Layout& layout) {
     return jsonString(
         layout.hostNames[static_cast<size_t>(layout.hostOf[static_cast<size_t>(rank)])]);
   };
-  return str("{\"pass\": ", m.pass, ", \"phase\": ", jsonString(phaseName(m.phase)),
-             ", \"round\": ", m.round, ", \"a\": ", m.a, ", \"b\": ", m.b,
-             ", \"host_a\": ", hostOf(m.a), ", \"host_b\": ", hostOf(m.b),
-             ", \"transport\": ", jsonString(m.transport),
+  return str("{\"pass\": ", m.pass, ", \"confirmation\": ", m.confirmation ? "true" : "false",
+             ", \"phase\": ", jsonString(phaseName(m.phase)), ", \"round\": ", m.round,
+             ", \"a\": ", m.a, ", \"b\": ", m.b, ", \"host_a\": ", hostOf(m.a),
+             ", \"host_b\": ", hostOf(m.b), ", \"transport\": ", jsonString(m.transport),
              ", \"bandwidth_a_to_b_GBps\": ", jsonNumber(m.figures.lowerToHigherGBps),
              ", \"bandwidth_b_to_a_GBps\": ", jsonNumber(m.figures.higherToLowerGBps),
              ", \"bidirectional_GBps\": ", jsonNumber(m.figures.bidirectionalGBps),
