@@ -348,13 +348,26 @@ bool looksBimodal(std::vector<double> samples) {
 
 std::vector<int> ranksNamedIn(const std::string& message, int size) {
   static const std::regex named(R"(rank (\d+) \(host)");
+  // The hang report that comes with a time-out says which ranks gave no answer at all: where it
+  // names some, those are the ones to look at, not every rank that waited on them.
   std::set<int> ranks;
-  for (auto it = std::sregex_iterator(message.begin(), message.end(), named);
-       it != std::sregex_iterator(); ++it) {
-    const int rank = std::stoi((*it)[1].str());
-    if (rank >= 0 && rank < size) ranks.insert(rank);
+  std::set<int> silent;
+  size_t begin = 0;
+  while (begin < message.size()) {
+    size_t end = message.find('\n', begin);
+    if (end == std::string::npos) end = message.size();
+    const std::string line = message.substr(begin, end - begin);
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), named);
+         it != std::sregex_iterator(); ++it) {
+      const int rank = std::stoi((*it)[1].str());
+      if (rank < 0 || rank >= size) continue;
+      ranks.insert(rank);
+      if (line.find("no answer") != std::string::npos) silent.insert(rank);
+    }
+    begin = end + 1;
   }
-  return {ranks.begin(), ranks.end()};
+  const std::set<int>& chosen = silent.empty() ? ranks : silent;
+  return {chosen.begin(), chosen.end()};
 }
 
 Analysis analyse(const AnalysisInput& in) {
@@ -405,8 +418,9 @@ Analysis analyse(const AnalysisInput& in) {
     for (int rank : in.failure->ranksNamed)
       named += (named.empty() ? "rank " : ", rank ") + std::to_string(rank);
     out.blames.push_back({"failure", named.empty() ? "the job" : named,
-                          "the run ended in " + in.failure->where + ": " + in.failure->message, 1,
-                          1, hostsNamed, true});
+                          "the run ended in " + in.failure->where + ": " +
+                              in.failure->message.substr(0, in.failure->message.find('\n')),
+                          1, 1, hostsNamed, true});
     out.verdict = "failed";
   }
   for (const Blame& blame : out.blames) {
