@@ -108,6 +108,10 @@ start_set() { # HOSTS
   awk -v mbit="$BASE_MBIT" -v slots="$slots" 'BEGIN {
     printf "# one way per pair: %d Mbit/s shared by %d rank(s), 95%% of it past the headers\n", mbit, slots
     printf "tcp bandwidth %.6f\n", mbit / 8 / 1000 / slots * 0.95 }' >"$OUT/expect.txt"
+  # The rest are floors, not figures: shared memory and round trips on CPUs that every test and
+  # build of the machine shares move by 4x and more from one second to the next, and the faults
+  # these cases put in are on the shaped links.
+  printf '%s\n' "shm bandwidth 0.02" "shm latency 200" "tcp latency 2000" >>"$OUT/expect.txt"
 }
 
 slow_towards() { # FROM-HOST TO-HOST: FROM sends to TO at the slow rate
