@@ -166,6 +166,15 @@ check_report() { # ARGS for check_report.py
   fi
 }
 
+# The end of most cases: the run's status and what its report must say.
+judge() { # WANT-STATUS CHECK-ARGS...
+  finish
+  expect_status "$1"
+  shift
+  check_report "$@"
+  conclude
+}
+
 conclude() {
   if ((FAILED)); then
     show
@@ -179,10 +188,7 @@ case_healthy() {
   local hosts=$1 slots=$2
   start_set "$hosts" "$slots"
   validate "$slots" $((hosts * slots)) --quick
-  finish
-  expect_status 0
-  check_report --verdict healthy --no-outliers --no-blame
-  conclude
+  judge 0 --verdict healthy --no-outliers --no-blame
 }
 
 case_slow_link() {
@@ -192,10 +198,7 @@ case_slow_link() {
   slow_towards 2 1
   # --full: the slow pair is measured whatever the matchings.
   validate "$slots" $((hosts * slots)) --quick --full
-  finish
-  expect_status 1
-  check_report --verdict degraded --only-blame "link:h1 <-> h2"
-  conclude
+  judge 1 --verdict degraded --only-blame "link:h1 <-> h2"
 }
 
 case_slow_host() {
@@ -207,10 +210,7 @@ case_slow_host() {
     slow_towards "$h" 1
   done
   validate "$slots" $((hosts * slots)) --quick --full
-  finish
-  expect_status 1
-  check_report --verdict degraded --only-blame "host:h1"
-  conclude
+  judge 1 --verdict degraded --only-blame "host:h1"
 }
 
 case_link_down() {
@@ -237,10 +237,7 @@ case_corrupt() {
   EXTRA_X=(-x HOOP_TIMEOUT=10 -x "HOOP_TEST_FLIP_BYTE=1:$FLIP_OFFSET")
   start_set "$hosts" "$slots"
   validate "$slots" $((hosts * slots)) --quick
-  finish
-  expect_status 2
-  check_report --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET" --bisected "$(host_of_rank 1 "$slots")"
-  conclude
+  judge 2 --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET" --bisected "$(host_of_rank 1 "$slots")"
 }
 
 # On this host alone: hooprun's own local launch, no shaping; judged against the cluster.
@@ -277,10 +274,7 @@ case_local_corrupt() {
   EXTRA_X=(-x HOOP_TIMEOUT=10 -x "HOOP_TEST_FLIP_BYTE=1:$FLIP_OFFSET")
   start_local
   validate_local "$slots" --quick
-  finish
-  expect_status 2
-  check_report --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET"
-  conclude
+  judge 2 --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET"
 }
 
 host_of_rank() { echo "h$(($1 / $2))"; }

@@ -4,25 +4,12 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/xml_escape.h"
 #include "report.h"
 
 namespace hoop::validate {
 
 namespace {
-
-std::string escapeXml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // Green at the reference or better, red at the slow threshold or worse, yellow between.
 std::string colourFor(double ratio, double slowFraction) {
@@ -65,7 +52,7 @@ std::string heatmapSvg(const RunRecord& run, Metric metric) {
     const int at = margin + r * cell;
     svg << "<text class=\"label\" x=\"" << margin - 4 << "\" y=\"" << at + cell / 2 + 4
         << "\" font-size=\"10\" text-anchor=\"end\">"
-        << escapeXml(layout.hostNames[static_cast<size_t>(layout.hostOf[static_cast<size_t>(r)])])
+        << xmlEscape(layout.hostNames[static_cast<size_t>(layout.hostOf[static_cast<size_t>(r)])])
         << " r" << r << "</text>\n";
     svg << "<text class=\"label\" x=\"" << at + cell / 2 << "\" y=\"" << margin - 6
         << "\" font-size=\"10\" text-anchor=\"middle\">" << r << "</text>\n";
