@@ -157,6 +157,37 @@ TEST(ValidateAnalysis, AHostWithEveryLinkSlowIsBlamedInsteadOfItsLinks) {
   EXPECT_EQ(analysis.exitCode, 1);
 }
 
+TEST(ValidateAnalysis, ASlowRailIsBlamedInsteadOfEveryHost) {
+  // Four hosts with two ranks each, local rank i on NIC ethi; rail 1 slow everywhere.
+  Job job;
+  job.layout = layoutFromHostNames({"h0", "h0", "h1", "h1", "h2", "h2", "h3", "h3"});
+  for (int rank = 0; rank < 8; ++rank) job.nics.push_back({"eth" + std::to_string(rank % 2), 100});
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) {
+      if (a / 2 == b / 2 || a % 2 != b % 2) continue;
+      Measurement m;
+      m.phase = Phase::kCrossHost;
+      m.a = a;
+      m.b = b;
+      m.transport = "tcp";
+      const double r = a % 2 == 1 ? 0.1 : 1.0;
+      m.figures = LinkProbe{.self = a,
+                            .peer = b,
+                            .lowerToHigherGBps = r,
+                            .higherToLowerGBps = r,
+                            .bidirectionalGBps = 2 * r,
+                            .latencyP50Us = 10,
+                            .latencyP99Us = 20,
+                            .received = {}};
+      job.measurements.push_back(m);
+    }
+  }
+  job.expected.bandwidthGBps["tcp"] = 1;
+  const Analysis analysis = analyseJob(job);
+  EXPECT_EQ(blamed(analysis), std::vector<std::string>{"rail:rail 1 (eth1)"});
+  EXPECT_EQ(analysis.exitCode, 1);
+}
+
 TEST(ValidateAnalysis, OperatorFiguresJudgeACellWideShortfall) {
   Job job = jobOf(4, [](int, int) { return 1.0; });
   job.expected.bandwidthGBps["tcp"] = 10;

@@ -155,6 +155,47 @@ void localise(const AnalysisInput& in, Analysis& out) {
     rail.first++;
     rail.second += cell.slow ? 1 : 0;
   }
+  // Rails: where hosts have several NICs, a rail slow between most of the host pairs it joins.
+  auto railNic = [&](int rail) {
+    for (const std::vector<int>& ranks : layout.hostRanks) {
+      if (static_cast<size_t>(rail) < ranks.size()) {
+        return (*in.nics)[static_cast<size_t>(ranks[static_cast<size_t>(rail)])].name;
+      }
+    }
+    return std::string();
+  };
+  bool severalNics = false;
+  for (const std::vector<int>& ranks : layout.hostRanks) {
+    for (int rank : ranks) {
+      severalNics |= (*in.nics)[static_cast<size_t>(rank)].name !=
+                     (*in.nics)[static_cast<size_t>(ranks.front())].name;
+    }
+  }
+  std::set<int> blamedRails;
+  std::vector<int> everyHost;  // a rail runs through every host
+  for (int host = 0; host < hosts; ++host) everyHost.push_back(host);
+  if (rails.size() > 1 && severalNics) {
+    for (const auto& [rail, pairs] : rails) {
+      int slowPairs = 0;
+      for (const auto& [pair, counts] : pairs) slowPairs += counts.second > 0 ? 1 : 0;
+      const int total = static_cast<int>(pairs.size());
+      if (slowPairs >= 3 && slowPairs >= kHostSlowShare * total) {
+        blamedRails.insert(rail);
+        out.blames.push_back(
+            {"rail", str("rail ", rail, " (", railNic(rail), ")"),
+             str("slow between ", slowPairs, " of the ", total, " host pairs it joins"), slowPairs,
+             total, everyHost, false});
+      }
+    }
+  }
+  // What a blamed rail explains is not counted again against hosts and links.
+  if (!blamedRails.empty()) {
+    for (auto& [pair, counts] : hostPairs) counts.second = 0;
+    for (const auto& [rail, pairs] : rails) {
+      if (blamedRails.count(rail)) continue;
+      for (const auto& [pair, counts] : pairs) hostPairs[pair].second += counts.second;
+    }
+  }
   // Hosts: slow towards most of the peers they were measured with.
   std::set<int> blamedHosts;
   for (int host = 0; host < hosts; ++host) {
@@ -188,33 +229,6 @@ void localise(const AnalysisInput& in, Analysis& out) {
                             inside->second.first,
                             {host},
                             false});
-    }
-  }
-  // Rails: where hosts have several NICs, a rail slow between most of the host pairs it joins.
-  bool severalNics = false;
-  for (const std::vector<int>& ranks : layout.hostRanks) {
-    for (int rank : ranks) {
-      severalNics |= (*in.nics)[static_cast<size_t>(rank)].name !=
-                     (*in.nics)[static_cast<size_t>(ranks.front())].name;
-    }
-  }
-  std::set<int> blamedRails;
-  if (rails.size() > 1 && severalNics) {
-    for (const auto& [rail, pairs] : rails) {
-      int slowPairs = 0;
-      for (const auto& [pair, counts] : pairs) slowPairs += counts.second > 0 ? 1 : 0;
-      const int total = static_cast<int>(pairs.size());
-      if (slowPairs >= 3 && slowPairs >= kHostSlowShare * total) {
-        blamedRails.insert(rail);
-        out.blames.push_back(
-            {"rail",
-             str("rail ", rail),
-             str("slow between ", slowPairs, " of the ", total, " host pairs it joins"),
-             slowPairs,
-             total,
-             {},
-             false});
-      }
     }
   }
   // Links: slow host pairs that no blamed host or rail explains.
