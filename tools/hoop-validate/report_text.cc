@@ -23,6 +23,31 @@ std::string fixed(double value, int digits) {
   return text;
 }
 
+// A figure with its unit, scaled so it reads in three digits or so: bandwidth in GB/s or MB/s
+// (from a shaped link's few MB/s to tens of GB/s), latency in us or ms. `scaleOf` picks the unit
+// once, so a median and its MAD read in the same one.
+struct Scale {
+  double factor;
+  const char* unit;
+};
+
+Scale scaleOf(double value, Metric metric) {
+  if (higherIsBetter(metric)) return value >= 1 ? Scale{1, "GB/s"} : Scale{1000, "MB/s"};
+  return value >= 1000 ? Scale{0.001, "ms"} : Scale{1, "us"};
+}
+
+std::string inScale(double value, const Scale& scale) {
+  char text[32];
+  const double scaled = value * scale.factor;
+  std::snprintf(text, sizeof text, scaled >= 100 ? "%.0f" : scaled >= 10 ? "%.1f" : "%.2f", scaled);
+  return text;
+}
+
+std::string figure(double value, Metric metric) {
+  const Scale scale = scaleOf(value, metric);
+  return inScale(value, scale) + ' ' + scale.unit;
+}
+
 std::string hostOfRank(const Layout& layout, int rank) {
   return layout.hostNames[static_cast<size_t>(layout.hostOf[static_cast<size_t>(rank)])];
 }
@@ -52,18 +77,23 @@ void printSummary(const RunRecord& run, std::ostream& out) {
         std::string(metricName(cell.metric)) + " " + phaseName(cell.phase) + " " + cell.transport;
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) continue;
     kinds.push_back(kind);
-    out << "  " << std::left << std::setw(34) << kind << " median " << fixed(cell.clusterMedian, 3)
-        << ' ' << metricUnit(cell.metric) << " (MAD " << fixed(cell.clusterMad, 3) << ")";
+    const Scale scale = scaleOf(cell.clusterMedian, cell.metric);
+    out << "  " << std::left << std::setw(34) << kind << " median "
+        << inScale(cell.clusterMedian, scale) << ' ' << scale.unit << " (MAD "
+        << inScale(cell.clusterMad, scale) << ")";
     if (cell.referenceSource == "expect") {
-      out << ", expected " << fixed(cell.reference, 3);
+      out << ", expected " << figure(cell.reference, cell.metric);
     }
-    if (cell.topologyCeiling > 0) out << ", NIC ceiling " << fixed(cell.topologyCeiling, 3);
+    if (cell.topologyCeiling > 0) {
+      out << ", NIC ceiling " << figure(cell.topologyCeiling, cell.metric);
+    }
     out << '\n';
   }
   for (const CollectiveOutcome& c : *run.collectives) {
     out << "  allreduce " << std::setw(5) << c.schedule << ": "
         << (c.ran ? (c.correct ? "correct" : "WRONG RESULT") : "failed") << ", "
-        << fixed(c.seconds * 1e3, 2) << " ms, bus " << fixed(c.busGBps, 3) << " GB/s\n";
+        << fixed(c.seconds * 1e3, 2) << " ms, bus " << figure(c.busGBps, Metric::kBandwidth)
+        << '\n';
     for (const std::string& step : c.bisection) out << "    bisection: " << step << '\n';
   }
   out << "outliers (" << analysis.outliers.size() << "):";
@@ -71,12 +101,13 @@ void printSummary(const RunRecord& run, std::ostream& out) {
   out << '\n';
   for (size_t i = 0; i < std::min(kOutliersShown, analysis.outliers.size()); ++i) {
     const Cell& cell = *analysis.outliers[i];
+    const Scale scale = scaleOf(cell.median, cell.metric);
     out << "  " << std::setw(13) << metricName(cell.metric) << " r" << cell.from << " ("
         << hostOfRank(layout, cell.from) << ") -> r" << cell.to << " ("
-        << hostOfRank(layout, cell.to) << "): " << fixed(cell.median, 3) << ' '
-        << metricUnit(cell.metric) << " +- " << fixed(cell.mad, 3) << ", "
-        << fixed(cell.ratio * 100, 0) << "% of " << cell.referenceSource << ' '
-        << fixed(cell.reference, 3) << ", cluster " << fixed(cell.clusterMedian, 3) << '\n';
+        << hostOfRank(layout, cell.to) << "): " << inScale(cell.median, scale) << ' ' << scale.unit
+        << " +- " << inScale(cell.mad, scale) << ", " << fixed(cell.ratio * 100, 0) << "% of "
+        << cell.referenceSource << ' ' << figure(cell.reference, cell.metric) << ", cluster "
+        << figure(cell.clusterMedian, cell.metric) << '\n';
   }
   if (analysis.outliers.size() > kOutliersShown) {
     out << "  ... " << analysis.outliers.size() - kOutliersShown << " more in report.json\n";
