@@ -93,6 +93,24 @@ struct Job {
   std::vector<CollectiveOutcome> collectives;
 };
 
+// One measurement between hosts: `rate` GB/s each way, twice that both ways, 10 us.
+Measurement crossHost(int a, int b, double rate) {
+  Measurement m;
+  m.phase = Phase::kCrossHost;
+  m.a = a;
+  m.b = b;
+  m.transport = "tcp";
+  m.figures = LinkProbe{.self = a,
+                        .peer = b,
+                        .lowerToHigherGBps = rate,
+                        .higherToLowerGBps = rate,
+                        .bidirectionalGBps = 2 * rate,
+                        .latencyP50Us = 10,
+                        .latencyP99Us = 20,
+                        .received = {}};
+  return m;
+}
+
 template <typename Rate>
 Job jobOf(int hosts, Rate rate) {
   Job job;
@@ -102,21 +120,7 @@ Job jobOf(int hosts, Rate rate) {
   job.nics.assign(static_cast<size_t>(hosts), RankNic{"eth0", 100});
   for (int a = 0; a < hosts; ++a) {
     for (int b = a + 1; b < hosts; ++b) {
-      Measurement m;
-      m.phase = Phase::kCrossHost;
-      m.a = a;
-      m.b = b;
-      m.transport = "tcp";
-      const double r = rate(a, b);
-      m.figures = LinkProbe{.self = a,
-                            .peer = b,
-                            .lowerToHigherGBps = r,
-                            .higherToLowerGBps = r,
-                            .bidirectionalGBps = 2 * r,
-                            .latencyP50Us = 10,
-                            .latencyP99Us = 20,
-                            .received = {}};
-      job.measurements.push_back(m);
+      job.measurements.push_back(crossHost(a, b, rate(a, b)));
     }
   }
   return job;
@@ -165,21 +169,7 @@ TEST(ValidateAnalysis, ASlowRailIsBlamedInsteadOfEveryHost) {
   for (int a = 0; a < 8; ++a) {
     for (int b = a + 1; b < 8; ++b) {
       if (a / 2 == b / 2 || a % 2 != b % 2) continue;
-      Measurement m;
-      m.phase = Phase::kCrossHost;
-      m.a = a;
-      m.b = b;
-      m.transport = "tcp";
-      const double r = a % 2 == 1 ? 0.1 : 1.0;
-      m.figures = LinkProbe{.self = a,
-                            .peer = b,
-                            .lowerToHigherGBps = r,
-                            .higherToLowerGBps = r,
-                            .bidirectionalGBps = 2 * r,
-                            .latencyP50Us = 10,
-                            .latencyP99Us = 20,
-                            .received = {}};
-      job.measurements.push_back(m);
+      job.measurements.push_back(crossHost(a, b, a % 2 == 1 ? 0.1 : 1.0));
     }
   }
   job.expected.bandwidthGBps["tcp"] = 1;
