@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/xml_escape.h"  // xmlEscape, for the chart's text
+
 namespace hoop::perf {
 
 struct ChartPoint {
@@ -28,9 +30,6 @@ struct SizeChart {
   std::string valueUnit;  // after each peak's value, as "4.65 GB/s"
   std::vector<ChartSeries> series;
 };
-
-// text with &, <, >, " and ' as XML entities, safe in element text and in attribute values.
-std::string xmlEscape(std::string_view text);
 
 // A byte count as its tick label: the largest of B, K, M, G, T (powers of 1024) that divides it,
 // as "8B", "1K", "256K", "3M"; "1536B" when no larger unit divides it.

@@ -92,6 +92,13 @@ class Communicator final : public Team {
 
   std::string describePeer(int rank) const override { return peers_[rank].describe(); }
   uint64_t peerHostId(int rank) const override { return peers_[rank].hostId; }
+  // The host name `rank` reported at the rendezvous.
+  const std::string& peerHostName(int rank) const { return peers_[rank].hostName; }
+  // The address `rank` listens on for its peers (the interface its TCP links use).
+  const SocketAddress& peerAddress(int rank) const { return peers_[rank].listenAddress; }
+  // The name of the transport that carries (or would carry) data to `peer`: "shm", "tcp", ...
+  // The same answer on both ranks of the pair, without connecting.
+  std::string transportFor(int peer) const;
   size_t chunkBytes() const override { return config_.chunkBytes; }
   bool chunkSetByUser() const override { return config_.chunkSetByUser; }
   const CostModel& costModel() const override { return config_.costModel; }

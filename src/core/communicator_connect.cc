@@ -48,6 +48,11 @@ std::unique_ptr<SetupChannel> Communicator::setupChannelTo(int peer) {
   return std::make_unique<LinkSetupChannel>(*this, connection(peer), peer);
 }
 
+std::string Communicator::transportFor(int peer) const {
+  if (peer == rank_) return "self";
+  return std::string(chooseTransport(transportPolicy_, pairWith(peer)).name());
+}
+
 PeerPair Communicator::pairWith(int peer) const {
   return {.self = rank_,
           .peer = peer,
