@@ -137,9 +137,12 @@ typedef struct {
 hoopResult_t hoopCommInitRankConfig(hoopComm_t* comm, int nranks, hoopUniqueId commId, int rank,
                                     hoopConfig_t* config);
 
-/* Rank, size and root address from the launcher's environment: hooprun (HOOP_RANK, HOOP_SIZE,
- * HOOP_ROOT_ADDR, HOOP_SECRET), OpenMPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, ...) or torchrun
- * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). See docs/launching.md. */
+/* Rank and size from the launcher's environment: hooprun (HOOP_RANK, HOOP_SIZE), OpenMPI
+ * (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID, ...) or torchrun (RANK, WORLD_SIZE). The root's
+ * address from HOOP_ROOT_ADDR or MASTER_ADDR/MASTER_PORT where set; else, under mpirun or
+ * srun --mpi=pmix, published by rank 0 through the launcher's PMIx server with the job secret;
+ * else, under srun, the step's first host and a port from the job and step ids. See
+ * docs/launching.md. */
 hoopResult_t hoopCommInitFromEnv(hoopComm_t* comm);
 
 /* Closes connections and frees the communicator. Call once. On a non-blocking communicator it
