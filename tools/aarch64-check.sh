@@ -87,7 +87,8 @@ register_binfmt() {
 
 # The targets the subset needs, nothing else (the full build is what x86 CI is for).
 targets=(hoop_reduce_isa_test hoop_reduce_test hoop_multiprocess_test)
-in_process_tests='ReduceAtEveryLevelTest|ReduceLevelTest|CpuIsaTest|Half|Reduce[A-Za-z]*Test\.'
+in_process_tests='ReduceAtEveryLevelTest|ReduceLevelTest|CpuIsaTest|HalfTest|ReduceTest|ReduceSweepTest'
+in_process_tests+='|HostExecutor|ExecutorRegistry'
 multi_process_tests='Ranks\.RandomFloatsGiveBitwiseIdenticalResultsOnEveryRank/[234]$'
 multi_process_tests+='|Ranks\.(SendRecvGroups|BarrierHoldsEveryoneUntilTheLastArrives)/3$'
 multi_process_tests+='|^Launch\.(Hooprun|TorchrunVariables)$|^Failure\.DeadPeerIsReportedNotHung$'
