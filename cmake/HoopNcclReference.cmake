@@ -4,6 +4,13 @@
 # includes CUDA's cuda_runtime.h, so CUDA's headers must be found too. Override with
 # -DHOOP_NCCL_REFERENCE_INCLUDE=DIR (and _CUDA_INCLUDE, _LIBRARY); unset, what is not found is
 # reported by the tests that need it, as skipped.
+# A cross build has no reference: the build machine's NCCL and CUDA are for its own architecture.
+if(CMAKE_CROSSCOMPILING)
+  set(HOOP_NCCL_REFERENCE_FOUND OFF)
+  set(HOOP_NCCL_REFERENCE_LIBRARY "")
+  message(STATUS "hoop: no NCCL reference when cross-compiling")
+  return()
+endif()
 find_path(HOOP_NCCL_REFERENCE_INCLUDE nccl.h
           HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/local/cuda-13.0/include
                 /usr/local/include /usr/include

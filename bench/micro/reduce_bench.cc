@@ -165,8 +165,8 @@ void registerAll() {
     benchmark::RegisterBenchmark(("memcpy/" + std::to_string(bytes)).c_str(), memcpyBench, bytes);
   }
   const CpuIsa best = detectCpuIsa();
-  for (const CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(best)) continue;
+  for (const CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kNeon}) {
+    if (!cpuIsaIncludes(best, isa)) continue;
     const std::string level = cpuIsaName(isa);
     for (DataType type : kTypes) {
       for (RedOp op : kOps) {

@@ -13,6 +13,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define HOOP_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+// YIELD: the spin-wait hint, telling an SMT core to favour its sibling (a no-op on most cores).
+#define HOOP_CPU_RELAX() __asm__ __volatile__("yield" ::: "memory")
 #else
 #define HOOP_CPU_RELAX() ((void)0)
 #endif

@@ -1,9 +1,9 @@
-// The reduction kernels at every CPU level this machine has (portable, AVX2, AVX-512), each forced
-// through reduceCopyFinalAt: against a scalar reference written here from reduce.h's semantics,
-// for every type x op, every length 0..257, unaligned pointers, exact aliasing, the fused two
-// output form, and inputs full of special values (NaN with payloads, infinities, signed zeros,
-// subnormals, integer extremes). And bitwise against the portable kernels, NaN payloads included,
-// since every level must give the same bits. Plus the HOOP_CPU_ISA selection rules.
+// The reduction kernels at every CPU level this machine has (portable, AVX2, AVX-512, NEON), each
+// forced through reduceCopyFinalAt: against a scalar reference written here from reduce.h's
+// semantics, for every type x op, every length 0..257, unaligned pointers, exact aliasing, the
+// fused two output form, and inputs full of special values (NaN with payloads, infinities, signed
+// zeros, subnormals, integer extremes). And bitwise against the portable kernels, NaN payloads
+// included, since every level must give the same bits. Plus the HOOP_CPU_ISA selection rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,13 +30,13 @@ namespace {
 
 using Rng = std::mt19937_64;
 
-constexpr CpuIsa kAllLevels[] = {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512};
+constexpr CpuIsa kAllLevels[] = {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kNeon};
 constexpr DataType kAllTypes[] = {DataType::kInt8,    DataType::kUint8,   DataType::kInt32,
                                   DataType::kUint32,  DataType::kInt64,   DataType::kUint64,
                                   DataType::kFloat16, DataType::kFloat32, DataType::kFloat64,
                                   DataType::kBfloat16};
 
-bool supported(CpuIsa isa) { return static_cast<int>(isa) <= static_cast<int>(detectCpuIsa()); }
+bool supported(CpuIsa isa) { return cpuIsaIncludes(detectCpuIsa(), isa); }
 
 // ---- Per-type description: storage, NaN test, quieting, and the values worth mixing in. ----
 
@@ -584,7 +584,7 @@ INSTANTIATE_TEST_SUITE_P(AllLevels, ReduceLevelTest, ::testing::ValuesIn(kAllLev
 TEST(CpuIsaTest, RequestsCanOnlyLowerTheLevel) {
   EXPECT_EQ(chooseCpuIsa(CpuIsa::kAvx512, nullptr).isa, CpuIsa::kAvx512);
   EXPECT_EQ(chooseCpuIsa(CpuIsa::kAvx512, "").isa, CpuIsa::kAvx512);
-  for (const CpuIsa wanted : kAllLevels) {
+  for (const CpuIsa wanted : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
     const CpuIsaChoice c = chooseCpuIsa(CpuIsa::kAvx512, cpuIsaName(wanted));
     EXPECT_EQ(c.isa, wanted);
     EXPECT_TRUE(c.warning.empty()) << c.warning;
@@ -602,9 +602,38 @@ TEST(CpuIsaTest, RequestsCanOnlyLowerTheLevel) {
   EXPECT_NE(garbage.warning.find("portable, avx2, avx512"), std::string::npos) << garbage.warning;
   EXPECT_FALSE(parseCpuIsa("avx").has_value());
   EXPECT_EQ(parseCpuIsa("Avx2"), CpuIsa::kAvx2);
+  EXPECT_EQ(parseCpuIsa("NEON"), CpuIsa::kNeon);
 }
 
-// CTest also runs this with HOOP_CPU_ISA=portable and =avx2 (tests/device/CMakeLists.txt).
+// Levels of different architectures never include each other; portable is in every one.
+TEST(CpuIsaTest, ArchitecturesDoNotMix) {
+  EXPECT_EQ(chooseCpuIsa(CpuIsa::kNeon, "neon").isa, CpuIsa::kNeon);
+  EXPECT_EQ(chooseCpuIsa(CpuIsa::kNeon, "portable").isa, CpuIsa::kPortable);
+  const CpuIsaChoice x86OnArm = chooseCpuIsa(CpuIsa::kNeon, "avx2");
+  EXPECT_EQ(x86OnArm.isa, CpuIsa::kNeon);
+  EXPECT_NE(x86OnArm.warning.find("using neon"), std::string::npos) << x86OnArm.warning;
+  const CpuIsaChoice armOnX86 = chooseCpuIsa(CpuIsa::kAvx512, "neon");
+  EXPECT_EQ(armOnX86.isa, CpuIsa::kAvx512);
+  EXPECT_NE(armOnX86.warning.find("HOOP_CPU_ISA=neon"), std::string::npos) << armOnX86.warning;
+  EXPECT_FALSE(cpuIsaIncludes(CpuIsa::kAvx512, CpuIsa::kNeon));
+  EXPECT_FALSE(cpuIsaIncludes(CpuIsa::kNeon, CpuIsa::kAvx2));
+  EXPECT_FALSE(cpuIsaIncludes(CpuIsa::kAvx2, CpuIsa::kAvx512));
+  EXPECT_TRUE(cpuIsaIncludes(CpuIsa::kAvx512, CpuIsa::kAvx2));
+  for (const CpuIsa isa : kAllLevels) EXPECT_TRUE(cpuIsaIncludes(isa, CpuIsa::kPortable));
+}
+
+// The SIMD level a 64-bit ARM machine must find, so the NEON kernels above run instead of
+// being skipped (every aarch64 Linux CPU has Advanced SIMD; QEMU's user mode reports it too).
+TEST(CpuIsaTest, Aarch64DetectsNeon) {
+#if defined(__aarch64__)
+  EXPECT_EQ(detectCpuIsa(), CpuIsa::kNeon);
+#else
+  GTEST_SKIP() << "not an aarch64 build";
+#endif
+}
+
+// CTest also runs this with HOOP_CPU_ISA=portable and =avx2 (aarch64: =neon), see
+// tests/device/CMakeLists.txt.
 TEST(CpuIsaTest, ActiveLevelFollowsTheEnvironment) {
   const CpuIsa expected = chooseCpuIsa(detectCpuIsa(), std::getenv("HOOP_CPU_ISA")).isa;
   EXPECT_EQ(activeCpuIsa(), expected);

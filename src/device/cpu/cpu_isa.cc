@@ -4,6 +4,9 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 #include <cstdlib>
@@ -17,12 +20,24 @@ const char* cpuIsaName(CpuIsa isa) {
     case CpuIsa::kPortable: return "portable";
     case CpuIsa::kAvx2: return "avx2";
     case CpuIsa::kAvx512: return "avx512";
+    case CpuIsa::kNeon: return "neon";
   }
   return "?";
 }
 
+bool cpuIsaIncludes(CpuIsa supported, CpuIsa wanted) {
+  if (wanted == CpuIsa::kPortable) return true;
+  switch (supported) {
+    case CpuIsa::kPortable: return false;
+    case CpuIsa::kAvx2: return wanted == CpuIsa::kAvx2;
+    case CpuIsa::kAvx512: return wanted == CpuIsa::kAvx2 || wanted == CpuIsa::kAvx512;
+    case CpuIsa::kNeon: return wanted == CpuIsa::kNeon;
+  }
+  return false;
+}
+
 std::optional<CpuIsa> parseCpuIsa(std::string_view name) {
-  for (const CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+  for (const CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512, CpuIsa::kNeon}) {
     const std::string_view candidate = cpuIsaName(isa);
     if (name.size() == candidate.size() &&
         strncasecmp(name.data(), candidate.data(), name.size()) == 0) {
@@ -56,21 +71,31 @@ CpuIsa detectCpuIsa() {
     return CpuIsa::kAvx512;
   }
   return CpuIsa::kAvx2;
-#endif
+#elif defined(__aarch64__) && defined(__linux__)
+  // Advanced SIMD and FP are part of every ARMv8-A Linux system, but the kernel's word is what
+  // says they are enabled. FCVTL/FCVTN (the fp16 conversions the kernels use) are base ASIMD;
+  // fp16 arithmetic (HWCAP_ASIMDHP) is not needed, as sums are taken in fp32.
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  if ((hwcap & HWCAP_ASIMD) != 0 && (hwcap & HWCAP_FP) != 0) return CpuIsa::kNeon;
   return CpuIsa::kPortable;
+#else
+  return CpuIsa::kPortable;
+#endif
 }
 
 CpuIsaChoice chooseCpuIsa(CpuIsa supported, const char* request) {
   if (request == nullptr || request[0] == '\0') return {supported, {}};
   const std::optional<CpuIsa> wanted = parseCpuIsa(request);
   if (!wanted) {
-    return {supported, str("HOOP_CPU_ISA=", request,
-                           " is not one of portable, avx2, avx512; using the best this CPU has (",
-                           cpuIsaName(supported), ")")};
+    return {supported,
+            str("HOOP_CPU_ISA=", request,
+                " is not one of portable, avx2, avx512, neon; using the best this CPU has (",
+                cpuIsaName(supported), ")")};
   }
-  if (static_cast<int>(*wanted) > static_cast<int>(supported)) {
-    return {supported, str("HOOP_CPU_ISA=", request,
-                           " asks for more than this CPU supports; using ", cpuIsaName(supported))};
+  if (!cpuIsaIncludes(supported, *wanted)) {
+    return {supported,
+            str("HOOP_CPU_ISA=", request, " asks for instructions this CPU does not have; using ",
+                cpuIsaName(supported))};
   }
   return {*wanted, {}};
 }

@@ -1,5 +1,5 @@
 // The shape every reduction kernel shares, so reduce.cc can pick a table per CPU level and the
-// portable, AVX2 and AVX-512 files can each fill one without seeing the others.
+// portable, AVX2, AVX-512 and NEON files can each fill one without seeing the others.
 #pragma once
 
 #include <array>
@@ -33,8 +33,10 @@ using KernelTable = std::array<KernelSet, kNumDataTypes>;
 
 const KernelTable& portableTable();
 // Only call these after checking the CPU has the instructions (see cpu_isa.h): the code in them
-// is compiled for AVX2+F16C, resp. AVX-512 F/BW/VL/DQ.
+// is compiled for AVX2+F16C, AVX-512 F/BW/VL/DQ, resp. aarch64 Advanced SIMD. Built for another
+// architecture, each is an empty table.
 const KernelTable& avx2Table();
 const KernelTable& avx512Table();
+const KernelTable& neonTable();
 
 }  // namespace hoop::cpu_kernels

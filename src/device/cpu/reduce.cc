@@ -34,9 +34,13 @@ KernelTable completeTable(const KernelTable& simd) {
 }
 
 const KernelTable& tableFor(CpuIsa isa) {
-  // Each table is built on first use: avx2Table()/avx512Table() are only reached on a CPU that
-  // has the instructions (not that reading their constant tables would execute any).
+  // Each table is built on first use: avx2Table()/avx512Table()/neonTable() are only reached on
+  // a CPU that has the instructions (not that reading their constant tables would execute any).
   switch (isa) {
+    case CpuIsa::kNeon: {
+      static const KernelTable neon = completeTable(cpu_kernels::neonTable());
+      return neon;
+    }
     case CpuIsa::kAvx512: {
       static const KernelTable avx512 = completeTable(cpu_kernels::avx512Table());
       return avx512;

@@ -32,9 +32,10 @@
 //     then one rounding to 16 bits.
 //   - divisor is the rank count, >= 1; 0 is treated as 1 so a caller bug cannot trap.
 //
-// Kernels: portable C++ (reduce_portable.cc) defines the results; AVX2+F16C (reduce_avx2.cc) and
-// AVX-512 (reduce_avx512.cc) give the same bits faster. The level is chosen once per process in
-// reduce.cc from cpuid, and HOOP_CPU_ISA=portable|avx2|avx512 can lower it (cpu_isa.h).
+// Kernels: portable C++ (reduce_portable.cc) defines the results; AVX2+F16C (reduce_avx2.cc),
+// AVX-512 (reduce_avx512.cc) and aarch64 NEON (reduce_neon.cc) give the same bits faster. The
+// level is chosen once per process in reduce.cc from cpuid (x86) or HWCAP (aarch64), and
+// HOOP_CPU_ISA=portable|avx2|avx512|neon can lower it (cpu_isa.h).
 #pragma once
 
 #include <cstddef>
@@ -69,7 +70,7 @@ void reduceCopyFinal(void* out1, void* out2, const void* a, const void* b, size_
 
 // reduceCopyFinal / finishAverage with the kernels of one CPU level, whatever activeCpuIsa()
 // chose: for tests and benchmarks that compare levels (divisor 1 makes it reduce()/reduceCopy()).
-// `isa` must not be above detectCpuIsa(): the instructions would fault.
+// cpuIsaIncludes(detectCpuIsa(), isa) must hold: the instructions would fault.
 void reduceCopyFinalAt(CpuIsa isa, void* out1, void* out2, const void* a, const void* b,
                        size_t count, DataType type, RedOp op, size_t divisor);
 void finishAverageAt(CpuIsa isa, void* out, const void* in, size_t count, DataType type, RedOp op,

@@ -2,7 +2,10 @@
 // (reduce_portable.cc, whose comments give the reasoning for each rule). Compiled with
 // -mavx2 -mf16c and only called after cpuid says the CPU has both (cpu_isa.h); see
 // simd_loop.h for why nothing here may have external linkage but avx2Table().
+// Only x86 has the header; elsewhere this file compiles to the empty table below.
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
-// The loop every explicit SIMD kernel shares (reduce_avx2.cc, reduce_avx512.cc): a Lane type says
-// how `kWidth` elements are loaded into a compute vector and stored back, an Op combines two
-// vectors. Included only by the per-ISA files, each compiled with its own -m flags: everything
-// here has internal linkage, so no copy built for one ISA can stand in for another's (an inline
-// function with external linkage could be merged across object files by the linker, and AVX
+// The loop every explicit SIMD kernel shares (reduce_avx2.cc, reduce_avx512.cc, reduce_neon.cc):
+// a Lane type says how `kWidth` elements are loaded into a compute vector and stored back, an Op
+// combines two vectors. Included only by the per-ISA files, each compiled with its own -m flags:
+// everything here has internal linkage, so no copy built for one ISA can stand in for another's (an
+// inline function with external linkage could be merged across object files by the linker, and AVX
 // code would then run where only the baseline was checked).
 //
 // A Lane provides:
@@ -11,8 +11,9 @@
 //   static constexpr size_t kWidth;
 //   static Vec load(const Storage* p);      unaligned (elements are only element-aligned)
 //   static void store(Storage* p, Vec v);   unaligned
-// and the ops sum, prod, max, min on Vec; lanes that can divide (floats, 8- and 32-bit integers)
-// also `using Divisor`, divisor(size_t) and divide(Vec, Divisor).
+// and the ops sum, max, min on Vec; prod where the lane has a vector multiply (NEON has none for
+// 64-bit integers); lanes that can divide (floats, 8- and 32-bit integers) also
+// `using Divisor`, divisor(size_t) and divide(Vec, Divisor).
 #pragma once
 
 #include <cstddef>
@@ -111,13 +112,15 @@ void simdDivideKernel(void* out, const void* in, size_t count, size_t divisor) {
   simdKernel<Lane, DivideOp>(out, nullptr, in, in, count, divisor);
 }
 
-// sum, prod, max, min for every lane; the divides only where the lane can do them (floats: x86
-// has no integer vector division, so integer averages divide in the portable kernels).
+// sum, max, min for every lane; prod and the divides only where the lane can do them (the
+// portable kernels fill the gaps).
 template <typename Lane>
 constexpr KernelSet simdKernels() {
   KernelSet k;
   k.sum = simdKernel<Lane, SumOp>;
-  k.prod = simdKernel<Lane, ProdOp>;
+  if constexpr (requires(typename Lane::Vec v) { Lane::prod(v, v); }) {
+    k.prod = simdKernel<Lane, ProdOp>;
+  }
   k.max = simdKernel<Lane, MaxOp>;
   k.min = simdKernel<Lane, MinOp>;
   if constexpr (requires { typename Lane::Divisor; }) {
