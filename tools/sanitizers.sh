@@ -80,6 +80,12 @@ case "$kind" in
     # been): the NCCL drop-in's programs, which load libnccl.so.2 through LD_LIBRARY_PATH, and
     # the multi-process split and premultiplied-sum jobs.
     exclude+='|^nccl\.|^example\.nccl|^Ranks/(Split|PreMulSum)|^Split(Misuse|NonBlocking)\.'
+    # hoop-validate on simulated hosts: namespaces and shaped links around the probe and the
+    # report code that validate.local_3 and validate.local_corrupt_3 run on one host.
+    exclude+='|^validate\.(healthy|slow_link|slow_host|link_down|corrupt)_'
+    # Slurm's daemons and srun around the same rendezvous code the launch.mpirun.* jobs run
+    # (PMIx) and the launch unit tests cover (the fallback without it).
+    exclude+='|^launch\.slurm\.'
     cmake --preset asan
     cmake --build --preset asan -j "$jobs"
     ctest --preset asan -j "$jobs" --timeout 900 -E "$exclude" "$@"
