@@ -74,11 +74,12 @@ case $mode in
     fi
     ;;
   stranger)
-    # Ranks 1 and 2 join 3 seconds late: rank 0's root is open to strangers meanwhile.
-    mpirun_job -np 3 "$probe" --hold 3 > "$scratch/job.log" 2>&1 &
+    # Ranks 1 and 2 join 8 seconds late: rank 0's root is open to strangers meanwhile, even on a
+    # loaded machine.
+    mpirun_job -np 3 "$probe" --hold 8 > "$scratch/job.log" 2>&1 &
     job=$!
     root=""
-    for _ in $(seq 1 100); do
+    for _ in $(seq 1 300); do
       root=$(root_of "$scratch/job.log")
       [[ -n $root ]] && break
       sleep 0.05

@@ -90,7 +90,7 @@ elif [[ $expect == stranger ]]; then
   step "$@" > "$scratch/job.log" 2>&1 &
   job=$!
   root=""
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     root=$(sed -n 's/.*serves the rendezvous at \([^,]*\),.*/\1/p' "$scratch/job.log" | head -n 1)
     [[ -n $root ]] && break
     sleep 0.05
