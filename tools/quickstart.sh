@@ -60,9 +60,6 @@ case "${1:-}" in
     # own kernel (tools/rdma-check.sh says how), running tests/transport/rdma/guest_suite.sh
     # with the binaries just built.
     stage tools/rdma-check.sh build
-    # hoop for 64-bit ARM: the cross build and a subset of its tests under qemu-aarch64
-    # (tools/aarch64-check.sh says which and why).
-    stage tools/aarch64-check.sh
     # Then the parsers under libFuzzer for a few seconds each, and the tests under the sanitizers
     # (tools/sanitizers.sh says what each runs). Any crash or report fails the run.
     stage tools/sanitizers.sh fuzz
