@@ -307,21 +307,9 @@ struct Bf16Lane : PairMath<uint16_t> {
   }
 };
 
-constexpr KernelTable kNeonKernels = [] {
-  KernelTable t{};
-  auto set = [&t](DataType type, KernelSet k) { t[static_cast<size_t>(type)] = k; };
-  set(DataType::kInt8, simdKernels<Int8Lane>());
-  set(DataType::kUint8, simdKernels<Uint8Lane>());
-  set(DataType::kInt32, simdKernels<Int32Lane>());
-  set(DataType::kUint32, simdKernels<Uint32Lane>());
-  set(DataType::kInt64, simdKernels<Int64Lane>());
-  set(DataType::kUint64, simdKernels<Uint64Lane>());
-  set(DataType::kFloat16, simdKernels<F16Lane>());
-  set(DataType::kFloat32, simdKernels<F32Lane>());
-  set(DataType::kFloat64, simdKernels<F64Lane>());
-  set(DataType::kBfloat16, simdKernels<Bf16Lane>());
-  return t;
-}();
+constexpr KernelTable kNeonKernels =
+    simdKernelTable<Int8Lane, Uint8Lane, Int32Lane, Uint32Lane, Int64Lane, Uint64Lane, F16Lane,
+                    F32Lane, F64Lane, Bf16Lane>();
 
 }  // namespace
 

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "device/cpu/kernel_table.h"
+
 namespace hoop::cpu_kernels {
 namespace {
 
@@ -128,6 +130,25 @@ constexpr KernelSet simdKernels() {
     k.divide = simdDivideKernel<Lane>;
   }
   return k;
+}
+
+// A level's whole table from the lane of each type, given in DataType's order.
+template <typename Int8, typename Uint8, typename Int32, typename Uint32, typename Int64,
+          typename Uint64, typename F16, typename F32, typename F64, typename Bf16>
+constexpr KernelTable simdKernelTable() {
+  KernelTable t{};
+  auto set = [&t](DataType type, KernelSet k) { t[static_cast<size_t>(type)] = k; };
+  set(DataType::kInt8, simdKernels<Int8>());
+  set(DataType::kUint8, simdKernels<Uint8>());
+  set(DataType::kInt32, simdKernels<Int32>());
+  set(DataType::kUint32, simdKernels<Uint32>());
+  set(DataType::kInt64, simdKernels<Int64>());
+  set(DataType::kUint64, simdKernels<Uint64>());
+  set(DataType::kFloat16, simdKernels<F16>());
+  set(DataType::kFloat32, simdKernels<F32>());
+  set(DataType::kFloat64, simdKernels<F64>());
+  set(DataType::kBfloat16, simdKernels<Bf16>());
+  return t;
 }
 
 }  // namespace
