@@ -4,6 +4,9 @@
 #include <iterator>
 #include <vector>
 
+#include "algorithms/registry.h"
+#include "base/clock.h"
+#include "base/timeline.h"
 #include "core/device_team.h"
 
 namespace hoop::capi {
@@ -15,7 +18,63 @@ struct GroupState {
 };
 thread_local GroupState group;
 
+// The timeline's row for each kind of call.
+constexpr int kCollectiveLane = 0;
+constexpr int kPointToPointLane = 1;
+
+// One call's timeline event: what ran, how, how many bytes, how long. Only with the timeline on.
+void recordCall(const Deferred& op, Clock::time_point began, std::string schedule,
+                const std::string& transport) {
+  TimelineEvent event;
+  event.start = timelineWallStart(began);
+  event.duration = Clock::now() - began;
+  event.category = "c-api";
+  size_t bytes = 0;
+  switch (op.kind) {
+    case Deferred::Kind::kCollective:
+      event.name = std::string(opKindName(op.collective.kind));
+      event.lane = kCollectiveLane;
+      bytes = op.collective.bytes();
+      event.args.emplace_back("type", std::string(dataTypeName(op.collective.type)));
+      event.args.emplace_back("count", std::to_string(op.collective.count));
+      break;
+    case Deferred::Kind::kBarrier:
+      event.name = "barrier";
+      event.lane = kCollectiveLane;
+      break;
+    case Deferred::Kind::kP2p:
+      event.name = op.p2p.isSend ? "send" : "recv";
+      event.lane = kPointToPointLane;
+      bytes = op.p2p.count * dataTypeSize(op.p2p.type);
+      event.args.emplace_back("peer", std::to_string(op.p2p.peer));
+      break;
+  }
+  if (!schedule.empty()) event.args.emplace_back("schedule", std::move(schedule));
+  event.args.emplace_back("transport", transport.empty() ? "none" : transport);
+  event.args.emplace_back("bytes", std::to_string(bytes));
+  event.args.emplace_back("communicator_rank", std::to_string(op.comm->rank.load()));
+  timelineRecord(event);
+}
+
+void executeNow(const Deferred& op);
+
+// Runs op; with the timeline on, also records it (the schedule is read before the call, which
+// may settle a choice, under the operation lock as runCollective reads it).
 void execute(const Deferred& op) {
+  if (!timelineOn()) return executeNow(op);
+  const Clock::time_point began = Clock::now();
+  std::string schedule;
+  if (op.kind == Deferred::Kind::kCollective && op.collective.memory == MemoryKind::kHost &&
+      !op.premultiply) {
+    runOn(op.comm, [&](Communicator& c) {
+      schedule = std::string(chooseSchedule(c, op.collective).schedule->name());
+    });
+  }
+  executeNow(op);
+  recordCall(op, began, std::move(schedule), op.comm->impl->transportsInUse());
+}
+
+void executeNow(const Deferred& op) {
   switch (op.kind) {
     case Deferred::Kind::kCollective:
       runOn(op.comm, [&](Communicator& c) {
