@@ -21,8 +21,8 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -100,45 +100,45 @@ class PyCommunicator {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopAllReduce(address(send), address(recv), count, dataType(type), redOp(op), comm,
-                        nullptr),
-          comm);
+                         nullptr),
+           comm);
     return ticket();
   }
   uint64_t broadcast(uintptr_t send, uintptr_t recv, size_t count, int type, int root) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopBroadcast(address(send), address(recv), count, dataType(type), root, comm, nullptr),
-          comm);
+           comm);
     return ticket();
   }
   uint64_t reduce(uintptr_t send, uintptr_t recv, size_t count, int type, int op, int root) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopReduce(address(send), address(recv), count, dataType(type), redOp(op), root, comm,
-                     nullptr),
-          comm);
+                      nullptr),
+           comm);
     return ticket();
   }
   uint64_t allGather(uintptr_t send, uintptr_t recv, size_t sendCount, int type) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopAllGather(address(send), address(recv), sendCount, dataType(type), comm, nullptr),
-          comm);
+           comm);
     return ticket();
   }
   uint64_t reduceScatter(uintptr_t send, uintptr_t recv, size_t recvCount, int type, int op) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopReduceScatter(address(send), address(recv), recvCount, dataType(type), redOp(op),
-                            comm, nullptr),
-          comm);
+                             comm, nullptr),
+           comm);
     return ticket();
   }
   uint64_t allToAll(uintptr_t send, uintptr_t recv, size_t countPerRank, int type) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     issued(hoopAllToAll(address(send), address(recv), countPerRank, dataType(type), comm, nullptr),
-          comm);
+           comm);
     return ticket();
   }
   // All sends and receives run together in one group, so two ranks may exchange without

@@ -129,10 +129,10 @@ void timelineRecord(const TimelineEvent& event) {
   if (!t.file) return;
   const auto duration =
       std::chrono::duration_cast<std::chrono::microseconds>(event.duration).count();
-  std::string text = str(",\n{\"name\":", jsonString(event.name),
-                         ",\"cat\":", jsonString(event.category), ",\"ph\":\"X\",\"ts\":",
-                         microseconds(event.start), ",\"dur\":", duration, ",\"pid\":", t.rank,
-                         ",\"tid\":", event.lane, ",\"args\":{");
+  std::string text =
+      str(",\n{\"name\":", jsonString(event.name), ",\"cat\":", jsonString(event.category),
+          ",\"ph\":\"X\",\"ts\":", microseconds(event.start), ",\"dur\":", duration,
+          ",\"pid\":", t.rank, ",\"tid\":", event.lane, ",\"args\":{");
   for (size_t i = 0; i < event.args.size(); ++i) {
     text += str(i == 0 ? "" : ",", jsonString(event.args[i].first), ":",
                 jsonString(event.args[i].second));

@@ -54,6 +54,7 @@ std::string timelinePathForRank(const std::string& path, int rank);
 
 // When the operation that started at `began` (steady clock) started, on the wall clock that
 // every rank's events share.
-std::chrono::system_clock::time_point timelineWallStart(std::chrono::steady_clock::time_point began);
+std::chrono::system_clock::time_point timelineWallStart(
+    std::chrono::steady_clock::time_point began);
 
 }  // namespace hoop

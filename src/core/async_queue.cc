@@ -38,9 +38,7 @@ uint64_t AsyncQueue::queued() const {
 hoopResult_t AsyncQueue::waitFor(uint64_t ticket, std::chrono::milliseconds limit,
                                  std::string* message) const {
   std::unique_lock lock(mutex_);
-  auto settled = [&] {
-    return finished_ >= ticket || failure_ != hoopSuccess || stopped_;
-  };
+  auto settled = [&] { return finished_ >= ticket || failure_ != hoopSuccess || stopped_; };
   changed_.wait_for(lock, limit, settled);
   if (failure_ != hoopSuccess && ticket >= failedTicket_) {
     if (message != nullptr) *message = failureMessage_;

@@ -59,7 +59,7 @@ class AsyncQueue {
   std::deque<Work> pending_;
   bool busy_ = false;  // a piece is running
   bool closing_ = false;
-  bool stopped_ = false;  // the thread is gone: nothing queued will run any more
+  bool stopped_ = false;   // the thread is gone: nothing queued will run any more
   uint64_t queued_ = 0;    // pieces queued so far
   uint64_t finished_ = 0;  // pieces that ran (the failed one included), in order
   uint64_t failedTicket_ = 0;

@@ -17,8 +17,8 @@ constexpr int kQueueLane = 2;
 constexpr int kNegotiationLane = 3;
 constexpr int kRunLane = 4;
 
-void recordPhase(const LocalRequest& request, const char* phase, int lane,
-                 Clock::time_point from, Clock::time_point to) {
+void recordPhase(const LocalRequest& request, const char* phase, int lane, Clock::time_point from,
+                 Clock::time_point to) {
   TimelineEvent event;
   event.name = request.name;
   event.category = std::string("engine.") + phase;

@@ -56,8 +56,8 @@ TEST(Ticket, EachCallEndsOnItsOwnTicketWhileLaterOnesAreStillQueued) {
     ASSERT_EQ(hoopCommQueueTicket(pair.comms[rank], &tickets[rank][0]), hoopSuccess);
   }
   // Rank 0 queues its second call; rank 1 has not, so that one cannot end.
-  ASSERT_EQ(hoopAllReduce(second[0].data(), second[0].data(), 10, hoopInt32, hoopSum,
-                          pair.comms[0], nullptr),
+  ASSERT_EQ(hoopAllReduce(second[0].data(), second[0].data(), 10, hoopInt32, hoopSum, pair.comms[0],
+                          nullptr),
             hoopInProgress);
   ASSERT_EQ(hoopCommQueueTicket(pair.comms[0], &tickets[0][1]), hoopSuccess);
   EXPECT_EQ(tickets[0][1], tickets[0][0] + 1);
@@ -65,8 +65,8 @@ TEST(Ticket, EachCallEndsOnItsOwnTicketWhileLaterOnesAreStillQueued) {
       << hoopGetLastError(nullptr);
   EXPECT_EQ(first[0], std::vector<int32_t>(1000, 3));
   EXPECT_EQ(hoopCommWaitTicket(pair.comms[0], tickets[0][1], 50), hoopInProgress);
-  ASSERT_EQ(hoopAllReduce(second[1].data(), second[1].data(), 10, hoopInt32, hoopSum,
-                          pair.comms[1], nullptr),
+  ASSERT_EQ(hoopAllReduce(second[1].data(), second[1].data(), 10, hoopInt32, hoopSum, pair.comms[1],
+                          nullptr),
             hoopInProgress);
   ASSERT_EQ(hoopCommQueueTicket(pair.comms[1], &tickets[1][1]), hoopSuccess);
   for (int rank = 0; rank < 2; ++rank) {

@@ -10,15 +10,20 @@ Every collective is asynchronous: the process group's communicator is a non-bloc
 method checks its arguments, queues the call on hoop's own thread and returns at once. The call's
 ticket goes to a completer thread, which waits (without the GIL) for hoop to say that call has
 ended and then completes the Work's future - DDP's gradient buckets are reduced by hoop while
-autograd computes the next ones. A Work written in Python is not enough in 1.13 (the C++ side
-calls the base class's wait(), which would block forever), so the Work comes from
-`_create_work_from_future`; its wait() returns once the future is complete and raises hoop's
-message (the operation, the rank and the peer) when the call failed. Each call is bounded by
-the process group's timeout, which becomes hoop's per-operation timeout, so wait() never hangs:
-a dead peer or a missing call fails the future within it. (torch 1.13's future-backed Work
-refuses wait(timeout=...) with a finite timeout; the process group's timeout is the bound.)
-Tensors stay referenced until their call ended, and a non-contiguous tensor is written back from
-its contiguous copy before the future completes.
+autograd computes the next ones.
+
+Which Work a call returns depends on who called, because torch 1.13 offers no one Work that
+serves both. A caller in C++ (DDP's reducer, `_broadcast_coalesced`, the parameter checks) calls
+the C++ class's wait() and getFuture(): a Work subclassed in Python would block there forever, so
+it gets torch's future-backed Work (`_create_work_from_future`), and reads failures from the
+future's value, which raises hoop's message. That Work's own wait() neither raises a failure nor
+takes a finite timeout, so torch.distributed's Python functions (`dist.all_reduce` and the rest,
+which call the process group from distributed_c10d.py and then wait() in Python) get `_Work`
+instead: its wait(timeout) waits at most that long and raises hoop's message (the operation, the
+rank and the peer) when the call failed. Either way each call is bounded by the process group's
+timeout, which becomes hoop's per-operation timeout, so no wait hangs: a dead peer or a missing
+call fails the call within it. Tensors stay referenced until their call ended, and a
+non-contiguous tensor is written back from its contiguous copy before the future completes.
 
 Rendezvous uses the store torch gives us: rank 0 creates a hoop unique id and publishes it, the
 others read it, and all join. This communicator is separate from the one behind hoop.init() /
@@ -28,6 +33,8 @@ group rendezvouses the same way among its members.
 """
 
 import collections
+import os
+import sys
 import threading
 import time
 import weakref
@@ -35,7 +42,7 @@ from datetime import timedelta
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import ProcessGroup, ReduceOp, _create_work_from_future
+from torch._C._distributed_c10d import ProcessGroup, ReduceOp, Work, _create_work_from_future
 
 from hoop import _hoop
 from hoop._runtime import error
@@ -89,11 +96,12 @@ class _Contiguous:
 class _Call:
     """One queued call: its ticket, its future, what completes it and what it keeps alive."""
 
-    __slots__ = ("ticket", "future", "result", "finish", "keep", "operation")
+    __slots__ = ("ticket", "future", "ended", "result", "finish", "keep", "operation")
 
     def __init__(self, ticket, result, finish, keep, operation):
         self.ticket = ticket
         self.future = torch.futures.Future()
+        self.ended = threading.Event()  # set once the future holds a result or a failure
         self.result = result
         self.finish = finish
         self.keep = keep
@@ -150,6 +158,7 @@ class _Completer:
                 call.future.set_exception(failure)
             else:
                 call.future.set_result(call.result)
+            call.ended.set()
             call.keep = None
 
     def _wait(self, call):
@@ -165,6 +174,70 @@ class _Completer:
                     "hoop backend {}: rank {}: the call did not end within the process group's "
                     "timeout of {} s".format(call.operation, self._rank, self._timeout_seconds)
                 )
+
+
+class _Work(Work):
+    """The Work torch.distributed's Python functions get: waits with a timeout, raises failures."""
+
+    def __init__(self, call, rank):
+        super().__init__()
+        self._call = call
+        self._rank = rank
+
+    def wait(self, timeout=timedelta(0)):
+        """True once the call ended; raises its failure, or HoopError when `timeout` (0: none)
+        passed first (the call itself goes on, bounded by the process group's timeout)."""
+        seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+        if not self._call.ended.wait(seconds if seconds > 0 else None):
+            raise error(
+                "hoop backend {}: rank {}: wait() timed out after {} s; the call has not "
+                "ended".format(self._call.operation, self._rank, seconds),
+                code=5,
+            )
+        self._call.future.wait()  # raises the call's failure
+        return True
+
+    def is_completed(self):
+        return self._call.ended.is_set()
+
+    def is_success(self):
+        if not self._call.ended.is_set():
+            return False
+        try:
+            self._call.future.wait()
+        except Exception:  # noqa: BLE001 - any failure means "not a success"
+            return False
+        return True
+
+    def exception(self):
+        try:
+            self._call.future.wait()
+        except Exception as failure:  # noqa: BLE001
+            return failure
+        return None
+
+    def get_future(self):
+        return self._call.future
+
+    def result(self):
+        self.wait()
+        return self._call.result
+
+    def synchronize(self):
+        pass
+
+
+_TORCH_DISTRIBUTED_FILE = "distributed_c10d.py"
+_THIS_FILE = os.path.abspath(__file__)
+
+
+def _called_from_torch_python():
+    """Whether the nearest caller outside this file is torch.distributed's Python layer (which
+    waits in Python), rather than C++ calling through the ProcessGroup trampoline."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) == _THIS_FILE:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.endswith(_TORCH_DISTRIBUTED_FILE)
 
 
 def _close(completer, comm):
@@ -208,6 +281,8 @@ class ProcessGroupHoop(ProcessGroup):
         with self._issuing:
             call = _Call(start(), result, finish, keep, operation)
             self._completer.add(call)
+        if _called_from_torch_python():
+            return _Work(call, self._rank)
         return _create_work_from_future(call.future)
 
     @staticmethod

@@ -8,7 +8,8 @@ each rank checks its own results and prints one line per check it passed.
   overlap   a Work is still pending while its caller goes on: rank 0 checks is_completed() is
             False before it lets rank 1 join the call, then the result is exact.
   killed    the last rank dies; the others' wait() raises naming it.
-  timeout   rank 1 never joins; rank 0's wait() raises once the group's 2 s timeout passed.
+  timeout   rank 1 never joins; rank 0's wait(0.5 s) raises, then wait() raises once the group's
+            2 s timeout ended the call.
 """
 
 import os
@@ -19,6 +20,7 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+import hoop
 import hoop.torch  # noqa: F401  (registers the "hoop" backend)
 
 STEPS = 3
@@ -94,10 +96,10 @@ def check_overlap(rank, size):
     print("rank {}: overlapped allreduce exact".format(rank))
 
 
-def expect_failure(work, *fragments):
+def expect_failure(work, *fragments, timeout=timedelta(0)):
     try:
-        work.wait()
-    except RuntimeError as e:
+        work.wait(timeout)
+    except (RuntimeError, hoop.HoopError) as e:
         message = str(e)
         missing = [f for f in fragments if f not in message]
         if missing:
@@ -121,7 +123,10 @@ def check_timeout(rank, size):
         time.sleep(6)  # never joins; stays alive so rank 0 sees a silent peer, not a dead one
         return
     began = time.monotonic()
-    message = expect_failure(dist.all_reduce(torch.ones(8), async_op=True), "allreduce")
+    work = dist.all_reduce(torch.ones(8), async_op=True)
+    # wait()'s own timeout first: the call goes on; then the group's timeout ends the call.
+    expect_failure(work, "wait() timed out after 0.5 s", timeout=timedelta(seconds=0.5))
+    message = expect_failure(work, "allreduce")
     waited = time.monotonic() - began
     if waited > 5:
         raise AssertionError("wait() took {:.1f} s for a 2 s timeout".format(waited))
