@@ -1,9 +1,7 @@
-"""Horovod's process sets and torch's process groups on hoop, and the timeline (HOOP_TIMELINE,
-hoop.torch.start_timeline) written by real ranks."""
+"""Horovod's process sets and torch's process groups on hoop (with the other Horovod API pieces),
+and the timeline (HOOP_TIMELINE, hoop.torch.start_timeline) written by real ranks."""
 
 import json
-
-import pytest
 
 from conftest import free_port, run_ranks
 
@@ -12,7 +10,7 @@ def store_env():
     return {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}
 
 
-def test_collectives_on_two_disjoint_sets_at_once():
+def test_collectives_on_two_disjoint_sets_at_once_and_horovod_api():
     result = run_ranks(4, "process_sets.py", env=store_env())
     assert result.stdout.count("process sets exact") == 4, result.stdout
 
@@ -38,19 +36,14 @@ def check_rank_file(path, rank):
     return events
 
 
-@pytest.mark.parametrize("ending", ["clean", "abort"])
-def test_timeline_is_complete_on_every_rank(tmp_path, ending):
+def test_timeline_is_complete_after_a_clean_shutdown_and_after_an_abort(tmp_path):
     trace = tmp_path / "trace.json"
     restarted = tmp_path / "restarted.json"
     env = dict(store_env(), HOOP_TIMELINE=str(trace))
-    run_ranks(2, "timeline.py", ending, restarted, env=env)
+    run_ranks(2, "timeline.py", restarted, env=env)
     for rank in range(2):
+        # Written until the engine's communicator shut down cleanly.
         check_rank_file(tmp_path / "trace.{}.json".format(rank), rank)
-        if ending == "clean":
-            names = {e["name"] for e in load_events(tmp_path / "restarted.{}.json".format(rank))}
-            assert "after.restart" in names, names
-
-
-def test_horovod_queries_sync_batch_norm_and_objects():
-    result = run_ranks(2, "horovod_api.py")
-    assert result.stdout.count("horovod api ok") == 2, result.stdout
+        # Started from Python, then the communicator was aborted.
+        events = load_events(tmp_path / "restarted.{}.json".format(rank))
+        assert any(e["name"] == "allreduce" and e["args"]["bytes"] == "32" for e in events), events

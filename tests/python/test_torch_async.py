@@ -51,14 +51,11 @@ def expect(results, ranks, text):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
-def test_ddp_matches_one_process_with_the_whole_batch(ranks):
-    expect(run_modes(ranks, "ddp"), range(ranks), "ddp matches the whole batch")
-
-
-def test_work_is_pending_while_the_caller_goes_on():
-    results = run_modes(2, "overlap")
+def test_work_pending_while_the_caller_goes_on_and_ddp_matches_the_whole_batch(ranks):
+    results = run_modes(ranks, "ddp")
     expect(results, [0], "work pending while the caller went on")
-    expect(results, [0, 1], "overlapped allreduce exact")
+    expect(results, range(ranks), "overlapped allreduce exact")
+    expect(results, range(ranks), "ddp matches the whole batch")
 
 
 def test_killed_rank_raises_in_the_survivors_wait_naming_it():

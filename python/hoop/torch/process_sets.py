@@ -2,9 +2,12 @@
 own split from the job's (hoopCommSplit), with its own collective runner.
 
 `add_process_set(ranks)` is collective over the whole job, as in Horovod: every rank calls it
-with the same ranks, in the same order as the other add_process_set calls; the ranks outside the
-set take part in the split and get a set they cannot run collectives on (a call there raises,
-naming the call, the rank and the set). `global_process_set` is the whole job.
+with the same ranks, in the same order as the other add_process_set calls, with no collective of
+its own in flight; the ranks outside the set take part in the split and get a set they cannot run
+collectives on (a call there raises, naming the call, the rank and the set). The job's training
+engine cycles on the job's communicator from its own thread, so the split would race it: the
+engine is stopped first (every rank stops it at this same point, which also lines the ranks up)
+and starts again at the next collective. `global_process_set` is the whole job.
 """
 
 import threading
@@ -67,6 +70,9 @@ def add_process_set(process_set):
                 process_set.ranks, size
             )
         )
+    from hoop.torch import mpi_ops
+
+    mpi_ops._stop_runner()
     me = _runtime.rank()
     color = 0 if me in process_set.ranks else -1
     key = process_set.ranks.index(me) if color == 0 else 0

@@ -1,6 +1,7 @@
 """Process sets and process groups: collectives on two disjoint sets at the same time, exact, and
-a call on a set this rank is not in refused (run on 4 ranks under hooprun, with MASTER_ADDR and
-MASTER_PORT for torch.distributed)."""
+a call on a set this rank is not in refused; then the Horovod API pieces a script may call (the
+build queries, SyncBatchNorm, allgather_object/broadcast_object). Run on 4 ranks under hooprun,
+with MASTER_ADDR and MASTER_PORT for torch.distributed."""
 
 import os
 
@@ -16,8 +17,40 @@ def expect(actual, expected, what):
         raise AssertionError("{}: got {} expected {}".format(what, actual, expected))
 
 
-def horovod_sets(rank):
+def horovod_api(rank, size):
+    try:
+        hvd.mpi_threads_supported()
+    except hoop.HoopError as e:
+        assert "not initialized" in str(e), str(e)
+    else:
+        raise AssertionError("mpi_threads_supported before init did not raise")
     hvd.init()
+    assert hvd.mpi_threads_supported() is False and hvd.mpi_enabled() is False
+    assert hvd.gloo_enabled() is False and hvd.nccl_built() == 0 and hvd.mpi_built() is False
+    assert hvd.is_homogeneous()
+
+    # SyncBatchNorm normalizes with the whole job's statistics, as BatchNorm over all of it.
+    torch.manual_seed(3)
+    whole = torch.randn(size * 4, 3, 5)
+    mine = whole[rank * 4 : (rank + 1) * 4].clone().requires_grad_()
+    synced = hvd.SyncBatchNorm(3)
+    reference = torch.nn.BatchNorm1d(3)
+    out = synced(mine)
+    expected = reference(whole)[rank * 4 : (rank + 1) * 4]
+    if not torch.allclose(out, expected, rtol=1e-4, atol=1e-5):
+        raise AssertionError("SyncBatchNorm differs by {}".format((out - expected).abs().max()))
+    if not torch.allclose(synced.running_mean, reference.running_mean, atol=1e-6) or not (
+        torch.allclose(synced.running_var, reference.running_var, atol=1e-5)
+    ):
+        raise AssertionError("SyncBatchNorm running statistics differ")
+    out.sum().backward()  # the gradient flows back through the shared statistics
+    assert mine.grad is not None and torch.isfinite(mine.grad).all()
+
+    assert hvd.allgather_object({"rank": rank}) == [{"rank": r} for r in range(size)]
+    assert hvd.broadcast_object("from {}".format(rank), root_rank=1) == "from 1"
+
+
+def horovod_sets(rank):
     evens = hvd.add_process_set([0, 2])
     odds = hvd.add_process_set(hvd.ProcessSet([1, 3]))
     mine, other = (evens, odds) if rank % 2 == 0 else (odds, evens)
@@ -63,6 +96,7 @@ def torch_groups(rank, size):
 def main():
     rank, size = int(os.environ["HOOP_RANK"]), int(os.environ["HOOP_SIZE"])
     torch.set_num_threads(1)
+    horovod_api(rank, size)
     horovod_sets(rank)
     torch_groups(rank, size)
     print("rank {}: process sets exact".format(rank))
