@@ -56,6 +56,25 @@ void recordCall(const Deferred& op, Clock::time_point began, std::string schedul
   timelineRecord(event);
 }
 
+// A group's sends and receives on host memory, run together: one event.
+void recordP2pGroup(hoopComm* comm, const std::vector<P2pOp>& ops, Clock::time_point began) {
+  TimelineEvent event;
+  event.start = timelineWallStart(began);
+  event.duration = Clock::now() - began;
+  event.category = "c-api";
+  event.name = "send/recv group";
+  event.lane = kPointToPointLane;
+  size_t sent = 0;
+  size_t received = 0;
+  for (const P2pOp& op : ops) (op.isSend ? sent : received) += op.count * dataTypeSize(op.type);
+  event.args.emplace_back("operations", std::to_string(ops.size()));
+  event.args.emplace_back("bytes sent", std::to_string(sent));
+  event.args.emplace_back("bytes received", std::to_string(received));
+  event.args.emplace_back("transport", comm->impl->transportsInUse());
+  event.args.emplace_back("communicator_rank", std::to_string(comm->rank.load()));
+  timelineRecord(event);
+}
+
 void executeNow(const Deferred& op);
 
 // Runs op; with the timeline on, also records it (the schedule is read before the call, which
@@ -124,7 +143,11 @@ void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
       deviceP2p.push_back(op.p2p);
     }
   }
-  if (!hostP2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+  if (!hostP2p.empty()) {
+    const Clock::time_point began = Clock::now();
+    runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+    if (timelineOn()) recordP2pGroup(comm, hostP2p, began);
+  }
   if (!deviceP2p.empty()) {
     runOn(comm, [&](Communicator& c) { runDeviceP2pGroup(c, deviceP2p, deviceStream); });
   }

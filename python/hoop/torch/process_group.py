@@ -54,6 +54,8 @@ _UNIQUE_ID_KEY = "hoop_unique_id"
 _WAIT_SLICE_MS = 200
 # Beyond hoop's own per-operation timeout, before the completer gives up on a call itself.
 _GRACE_SECONDS = 15
+# How long closing a process group lets its calls in flight end before it aborts them.
+_CLOSE_SECONDS = 10
 
 _OPS = {
     ReduceOp.SUM: _hoop.op.sum,
@@ -132,12 +134,16 @@ class _Completer:
             self._calls.append(call)
             self._changed.notify()
 
-    def stop(self):
+    def stop(self, within=None):
+        """Completes what is queued and ends the thread; False if that took longer than
+        `within` seconds (the thread then still runs)."""
         with self._changed:
             self._stopping = True
             self._changed.notify()
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        if self._thread is threading.current_thread():
+            return True
+        self._thread.join(within)
+        return not self._thread.is_alive()
 
     def _next(self):
         with self._changed:
@@ -241,7 +247,11 @@ def _called_from_torch_python():
 
 
 def _close(completer, comm):
-    completer.stop()
+    # Calls still in flight after a while (a peer that hangs) are aborted rather than waited
+    # for: closing, at exit too, must not hang. Their futures then fail.
+    if not completer.stop(_CLOSE_SECONDS):
+        comm.abort()
+        completer.stop()
     comm.destroy()
 
 
