@@ -15,6 +15,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -80,7 +81,7 @@ class PyCommunicator {
     if (timeoutSeconds > 0) config.timeoutSeconds = timeoutSeconds;
     py::gil_scoped_release unlocked;
     hoop::Communicator comm(nranks, hoop::UniqueId::fromRaw(unique), rank, config);
-    comm.wait();
+    waitUntilReady(comm);
     return std::make_unique<PyCommunicator>(std::move(comm));
   }
   static py::bytes createUniqueId() {
@@ -181,7 +182,7 @@ class PyCommunicator {
       made = live().split(color < 0 ? HOOP_SPLIT_NOCOLOR : color, key);
     }
     if (!made) return nullptr;
-    made->wait();
+    waitUntilReady(*made);
     return std::make_unique<PyCommunicator>(std::move(*made));
   }
   uint64_t barrier() {
@@ -212,6 +213,11 @@ class PyCommunicator {
                             "the hoop communicator was shut down; call hoop.init() again");
     }
     return *comm_;
+  }
+  // A non-blocking communicator's initialisation, polled gently: the other ranks may still be
+  // starting on the same cores, and a spinning poll would slow them down.
+  static void waitUntilReady(const hoop::Communicator& comm) {
+    while (!comm.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   // An operation's result: a non-blocking communicator's hoopInProgress means queued.
   static void issued(hoopResult_t result, hoopComm_t comm) {
