@@ -3,7 +3,9 @@
 # from the Python package index into a virtual environment that sees Debian's torch, CPU only,
 # with its Gloo controller and no MPI, TensorFlow or MXNet: the peer that hoop.torch is measured
 # beside (bench/RESULTS.md). Slow (Horovod compiles its C++ core and a copy of Gloo); not part of
-# the README's build.
+# the README's build. Needs Debian's libtorch-dev beside python3-torch (torch's C++ headers;
+# python3-torch ships none): without it the build stops at
+#   horovod/torch/mpi_ops_v2.cc:26:10: fatal error: torch/extension.h: No such file or directory
 #   bench/compare/horovod_build.sh [venv-dir]      (default /tmp/hoop-horovod-venv)
 # Then: <venv>/bin/horovodrun -np 2 -H localhost:2 --gloo <venv>/bin/python script.py
 set -euo pipefail
