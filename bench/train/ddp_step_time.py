@@ -21,8 +21,6 @@ import time
 import torch
 import torch.distributed as dist
 
-import hoop.torch  # noqa: F401  (registers "hoop")
-
 
 class Block(torch.nn.Module):
     def __init__(self, channels):
@@ -64,6 +62,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--batch", type=int, default=16)
     args = parser.parse_args()
+    import hoop.torch  # noqa: F401  (registers "hoop"; here, so network() imports without hoop)
+
     rank = int(os.environ.get("RANK", os.environ.get("HOOP_RANK", "0")))
     size = int(os.environ.get("WORLD_SIZE", os.environ.get("HOOP_SIZE", "1")))
     backend = register_from_file(args.backend_file) if args.backend_file else args.backend
