@@ -195,6 +195,29 @@ hoopResult_t hoopCommCrossCount(const hoopComm_t comm, int* crossCount);
  * (hoopGetLastError(comm) has its message). */
 hoopResult_t hoopCommGetAsyncError(hoopComm_t comm, hoopResult_t* asyncError);
 
+/* hoop extension, for callers of a non-blocking communicator that keep several operations in
+ * flight and need each one's end, not the whole queue's: *ticket = how many pieces of work
+ * (operations, groups, splits, the initialisation) were queued on comm so far, so the ticket of
+ * the call just made. 0 on a blocking communicator. */
+hoopResult_t hoopCommQueueTicket(hoopComm_t comm, uint64_t* ticket);
+/* Waits at most timeoutMs (negative: no limit) for the work queued on comm up to `ticket` to
+ * have run: hoopSuccess once it has (its buffers are the caller's again), hoopInProgress when the
+ * time ran out first, or the failure of a piece at or before it (hoopGetLastError(NULL) has the
+ * message on this thread; pieces queued before a failed one report success). May run on any
+ * thread while another issues calls on comm, but like every call except hoopCommAbort it must
+ * have returned before comm is destroyed or aborted: bound it and retry. A blocking
+ * communicator's calls have ended when they return: hoopSuccess at once. */
+hoopResult_t hoopCommWaitTicket(hoopComm_t comm, uint64_t ticket, int timeoutMs);
+
+/* hoop extension: the timeline, a Chrome trace (chrome://tracing, Perfetto) of this process's
+ * calls and training-engine requests, as HOOP_TIMELINE writes it (docs/configuration.md). Starts
+ * writing to `path` with ".<rank>" put before its extension, replacing a timeline already open;
+ * the file is a complete JSON document after every event. Process-wide; hoopSystemError naming
+ * the file when it cannot be created. */
+hoopResult_t hoopTimelineStart(const char* path, int rank);
+/* Closes the timeline's file; hoopSuccess when none was open. */
+hoopResult_t hoopTimelineStop(void);
+
 const char* hoopGetErrorString(hoopResult_t result);
 /* The message of the last failed call on comm, or of this thread's last failed call when comm is
  * NULL (for failures before a communicator exists). Valid until the next call on comm. */

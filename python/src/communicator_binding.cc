@@ -6,15 +6,24 @@
 // the hoop.torch worker) keep running. Calls on one communicator are serialised by a mutex: the C
 // API expects one caller at a time per communicator, and the torch.distributed backend may be
 // called from autograd threads.
+//
+// A non-blocking communicator (from_unique_id with blocking=False) queues each operation on
+// hoop's own thread: the operation methods return the call's ticket at once, and wait_ticket
+// tells, from any thread, when that call has ended (the torch.distributed backend's Work objects
+// complete from it). Destruction and abort first keep every waiter out, so no wait outlives the
+// handle.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -54,6 +63,27 @@ class PyCommunicator {
     return std::make_unique<PyCommunicator>(
         hoop::Communicator(nranks, hoop::UniqueId::fromRaw(unique), rank));
   }
+  // blocking=false: operations are queued on hoop's thread (see wait_ticket). timeoutSeconds <= 0
+  // keeps HOOP_TIMEOUT's per-operation limit. Returns once the communicator is ready.
+  static std::unique_ptr<PyCommunicator> fromUniqueIdConfig(int nranks, const py::bytes& id,
+                                                            int rank, bool blocking,
+                                                            int timeoutSeconds) {
+    std::string raw = id;
+    if (raw.size() != HOOP_UNIQUE_ID_BYTES) {
+      throw hoop::Exception(hoopInvalidArgument, "Communicator: a unique id has " +
+                                                     std::to_string(HOOP_UNIQUE_ID_BYTES) +
+                                                     " bytes, got " + std::to_string(raw.size()));
+    }
+    hoopUniqueId unique{};
+    std::memcpy(unique.internal, raw.data(), raw.size());
+    hoopConfig_t config = hoop::defaultConfig();
+    config.blocking = blocking ? 1 : 0;
+    if (timeoutSeconds > 0) config.timeoutSeconds = timeoutSeconds;
+    py::gil_scoped_release unlocked;
+    hoop::Communicator comm(nranks, hoop::UniqueId::fromRaw(unique), rank, config);
+    waitUntilReady(comm);
+    return std::make_unique<PyCommunicator>(std::move(comm));
+  }
   static py::bytes createUniqueId() {
     hoop::UniqueId id = hoop::UniqueId::create();
     return py::bytes(id.raw().internal, HOOP_UNIQUE_ID_BYTES);
@@ -67,72 +97,111 @@ class PyCommunicator {
   int crossSize() { return live().crossSize(); }
   uintptr_t handle() { return reinterpret_cast<uintptr_t>(live().handle()); }
 
-  void allReduce(uintptr_t send, uintptr_t recv, size_t count, int type, int op) {
+  uint64_t allReduce(uintptr_t send, uintptr_t recv, size_t count, int type, int op) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopAllReduce(address(send), address(recv), count, dataType(type), redOp(op), comm,
-                        nullptr),
-          comm);
+    issued(hoopAllReduce(address(send), address(recv), count, dataType(type), redOp(op), comm,
+                         nullptr),
+           comm);
+    return ticket();
   }
-  void broadcast(uintptr_t send, uintptr_t recv, size_t count, int type, int root) {
+  uint64_t broadcast(uintptr_t send, uintptr_t recv, size_t count, int type, int root) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopBroadcast(address(send), address(recv), count, dataType(type), root, comm, nullptr),
-          comm);
+    issued(hoopBroadcast(address(send), address(recv), count, dataType(type), root, comm, nullptr),
+           comm);
+    return ticket();
   }
-  void reduce(uintptr_t send, uintptr_t recv, size_t count, int type, int op, int root) {
+  uint64_t reduce(uintptr_t send, uintptr_t recv, size_t count, int type, int op, int root) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopReduce(address(send), address(recv), count, dataType(type), redOp(op), root, comm,
-                     nullptr),
-          comm);
+    issued(hoopReduce(address(send), address(recv), count, dataType(type), redOp(op), root, comm,
+                      nullptr),
+           comm);
+    return ticket();
   }
-  void allGather(uintptr_t send, uintptr_t recv, size_t sendCount, int type) {
+  uint64_t allGather(uintptr_t send, uintptr_t recv, size_t sendCount, int type) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopAllGather(address(send), address(recv), sendCount, dataType(type), comm, nullptr),
-          comm);
+    issued(hoopAllGather(address(send), address(recv), sendCount, dataType(type), comm, nullptr),
+           comm);
+    return ticket();
   }
-  void reduceScatter(uintptr_t send, uintptr_t recv, size_t recvCount, int type, int op) {
+  uint64_t reduceScatter(uintptr_t send, uintptr_t recv, size_t recvCount, int type, int op) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopReduceScatter(address(send), address(recv), recvCount, dataType(type), redOp(op),
-                            comm, nullptr),
-          comm);
+    issued(hoopReduceScatter(address(send), address(recv), recvCount, dataType(type), redOp(op),
+                             comm, nullptr),
+           comm);
+    return ticket();
   }
-  void allToAll(uintptr_t send, uintptr_t recv, size_t countPerRank, int type) {
+  uint64_t allToAll(uintptr_t send, uintptr_t recv, size_t countPerRank, int type) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
-    check(hoopAllToAll(address(send), address(recv), countPerRank, dataType(type), comm, nullptr),
-          comm);
+    issued(hoopAllToAll(address(send), address(recv), countPerRank, dataType(type), comm, nullptr),
+           comm);
+    return ticket();
   }
   // All sends and receives run together in one group, so two ranks may exchange without
   // deadlocking whatever order they list them in.
-  void sendRecv(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
+  uint64_t sendRecv(const std::vector<Transfer>& sends, const std::vector<Transfer>& recvs) {
     std::lock_guard lock(mutex_);
     hoopComm_t comm = live().handle();
     hoop::group([&] {
       for (const auto& [pointer, count, type, peer] : sends) {
-        check(hoopSend(address(pointer), count, dataType(type), peer, comm, nullptr), comm);
+        issued(hoopSend(address(pointer), count, dataType(type), peer, comm, nullptr), comm);
       }
       for (const auto& [pointer, count, type, peer] : recvs) {
-        check(hoopRecv(address(pointer), count, dataType(type), peer, comm, nullptr), comm);
+        issued(hoopRecv(address(pointer), count, dataType(type), peer, comm, nullptr), comm);
       }
     });
-  }
-  void barrier() {
-    std::lock_guard lock(mutex_);
-    live().barrier();
+    return ticket();
   }
 
-  // Frees the communicator now (later calls raise); idempotent.
+  // Whether the calls up to `ticket` have ended, waiting at most timeoutMs for it; raises the
+  // failure of one of them. Not under the operation mutex: it runs while other calls are issued.
+  bool waitTicket(uint64_t ticket, int timeoutMs) {
+    std::shared_lock keep(lifetime_);
+    if (!comm_ || comm_->handle() == nullptr) {
+      throw hoop::Exception(hoopInvalidUsage,
+                            "the hoop communicator was shut down before the operation ended");
+    }
+    hoopResult_t result = hoopCommWaitTicket(comm_->handle(), ticket, timeoutMs);
+    if (result == hoopInProgress) return false;
+    if (result != hoopSuccess) throw hoop::Exception(result, hoopGetLastError(nullptr));
+    return true;
+  }
+
+  // The ranks passing the same color get a communicator of their own, ranked by key; color < 0
+  // takes part and gets None. Collective over this communicator. The new one has this one's
+  // settings (non-blocking included) and is ready when returned.
+  std::unique_ptr<PyCommunicator> split(int color, int key) {
+    std::optional<hoop::Communicator> made;
+    {
+      std::lock_guard lock(mutex_);
+      made = live().split(color < 0 ? HOOP_SPLIT_NOCOLOR : color, key);
+    }
+    if (!made) return nullptr;
+    waitUntilReady(*made);
+    return std::make_unique<PyCommunicator>(std::move(*made));
+  }
+  uint64_t barrier() {
+    std::lock_guard lock(mutex_);
+    live().barrier();
+    return ticket();
+  }
+
+  // Frees the communicator now (later calls raise); idempotent. A non-blocking one first
+  // finishes what was queued.
   void destroy() {
     std::lock_guard lock(mutex_);
+    std::unique_lock alone(lifetime_);
     comm_.reset();
   }
   // From any thread: unblocks a call in progress on another thread, then frees the communicator.
-  // Deliberately not under the mutex, which that call holds.
+  // Deliberately not under the mutex, which that call holds; waiters leave within their bound.
   void abort() {
+    std::unique_lock alone(lifetime_);
     if (comm_) comm_->abort();
   }
   bool alive() const { return comm_.has_value(); }
@@ -144,6 +213,21 @@ class PyCommunicator {
                             "the hoop communicator was shut down; call hoop.init() again");
     }
     return *comm_;
+  }
+  // A non-blocking communicator's initialisation, polled gently: the other ranks may still be
+  // starting on the same cores, and a spinning poll would slow them down.
+  static void waitUntilReady(const hoop::Communicator& comm) {
+    while (!comm.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // An operation's result: a non-blocking communicator's hoopInProgress means queued.
+  static void issued(hoopResult_t result, hoopComm_t comm) {
+    if (result != hoopInProgress) check(result, comm);
+  }
+  // The ticket of the call just made (0 on a blocking communicator, whose calls have ended).
+  uint64_t ticket() {
+    uint64_t value = 0;
+    check(hoopCommQueueTicket(live().handle(), &value), live().handle());
+    return value;
   }
   static hoopDataType_t dataType(int type) {
     if (!hoop::isDataType(type)) {
@@ -161,6 +245,8 @@ class PyCommunicator {
 
   std::optional<hoop::Communicator> comm_;
   std::mutex mutex_;
+  // Shared by wait_ticket callers, taken alone to free the communicator.
+  std::shared_mutex lifetime_;
 };
 
 }  // namespace
@@ -178,6 +264,14 @@ void bindCommunicator(py::module_& module) {
     ops.attr(std::string(info.name).c_str()) = static_cast<int>(info.op);
   }
 
+  module.def(
+      "timeline_start",
+      [](const std::string& path, int rank) { check(hoopTimelineStart(path.c_str(), rank)); },
+      py::arg("path"), py::arg("rank"),
+      "Writes the timeline (a Chrome trace) to path with .<rank> before its extension.");
+  module.def(
+      "timeline_stop", [] { check(hoopTimelineStop()); }, "Closes the timeline's file.");
+
   using Self = PyCommunicator;
   const auto unlocked = py::call_guard<py::gil_scoped_release>();
   py::class_<Self>(module, "Communicator")
@@ -185,6 +279,10 @@ void bindCommunicator(py::module_& module) {
                   "Rank, size and root address from hooprun, mpirun, srun or torchrun.")
       .def_static("from_unique_id", &Self::fromUniqueId, py::arg("nranks"), py::arg("unique_id"),
                   py::arg("rank"), "Joins the communicator that unique_id describes.")
+      .def_static("from_unique_id_config", &Self::fromUniqueIdConfig, py::arg("nranks"),
+                  py::arg("unique_id"), py::arg("rank"), py::arg("blocking"),
+                  py::arg("timeout_seconds"),
+                  "Joins with settings; blocking=False queues operations on hoop's thread.")
       .def_static("create_unique_id", &Self::createUniqueId,
                   "Starts the rendezvous in this process; give the bytes to every rank.")
       .def("rank", &Self::rank)
@@ -202,6 +300,9 @@ void bindCommunicator(py::module_& module) {
       .def("alltoall", &Self::allToAll, unlocked)
       .def("send_recv", &Self::sendRecv, unlocked)
       .def("barrier", &Self::barrier, unlocked)
+      .def("wait_ticket", &Self::waitTicket, py::arg("ticket"), py::arg("timeout_ms"), unlocked,
+           "True once the calls up to ticket have ended; raises their failure.")
+      .def("split", &Self::split, py::arg("color"), py::arg("key"), unlocked)
       .def("destroy", &Self::destroy, unlocked)
       .def("abort", &Self::abort, unlocked)
       .def("alive", &Self::alive);

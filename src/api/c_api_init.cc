@@ -10,6 +10,7 @@
 #include "api/c_api_redop.h"
 #include "api/c_api_submit.h"
 #include "base/logging.h"
+#include "base/timeline.h"
 #include "core/launch_env.h"
 #include "core/user_config.h"
 #include "transport/tcp/interfaces.h"
@@ -56,6 +57,7 @@ void initialiseInBackground(hoopComm* comm, const MakeCommunicator& make) {
     record(comm, e.code(), e.what());
     throw;
   }
+  timelineFromEnvironment(impl->rank());
   std::lock_guard lock(comm->initMutex);
   comm->impl = std::move(impl);
   // An abort that came between create() withdrawing the announcement and now.
@@ -72,6 +74,7 @@ hoopResult_t initBlocking(hoopComm_t* out, int rank, const CommSettings& setting
     comm->rank = rank;
     comm->settings = settings;
     comm->impl = make(*comm, nullptr);
+    timelineFromEnvironment(comm->impl->rank());
     publish(std::move(comm), out);
   });
 }

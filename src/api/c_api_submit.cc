@@ -4,6 +4,9 @@
 #include <iterator>
 #include <vector>
 
+#include "algorithms/registry.h"
+#include "base/clock.h"
+#include "base/timeline.h"
 #include "core/device_team.h"
 
 namespace hoop::capi {
@@ -15,7 +18,82 @@ struct GroupState {
 };
 thread_local GroupState group;
 
+// The timeline's row for each kind of call.
+constexpr int kCollectiveLane = 0;
+constexpr int kPointToPointLane = 1;
+
+// One call's timeline event: what ran, how, how many bytes, how long. Only with the timeline on.
+void recordCall(const Deferred& op, Clock::time_point began, std::string schedule,
+                const std::string& transport) {
+  TimelineEvent event;
+  event.start = timelineWallStart(began);
+  event.duration = Clock::now() - began;
+  event.category = "c-api";
+  size_t bytes = 0;
+  switch (op.kind) {
+    case Deferred::Kind::kCollective:
+      event.name = std::string(opKindName(op.collective.kind));
+      event.lane = kCollectiveLane;
+      bytes = op.collective.bytes();
+      event.args.emplace_back("type", std::string(dataTypeName(op.collective.type)));
+      event.args.emplace_back("count", std::to_string(op.collective.count));
+      break;
+    case Deferred::Kind::kBarrier:
+      event.name = "barrier";
+      event.lane = kCollectiveLane;
+      break;
+    case Deferred::Kind::kP2p:
+      event.name = op.p2p.isSend ? "send" : "recv";
+      event.lane = kPointToPointLane;
+      bytes = op.p2p.count * dataTypeSize(op.p2p.type);
+      event.args.emplace_back("peer", std::to_string(op.p2p.peer));
+      break;
+  }
+  if (!schedule.empty()) event.args.emplace_back("schedule", std::move(schedule));
+  event.args.emplace_back("transport", transport.empty() ? "none" : transport);
+  event.args.emplace_back("bytes", std::to_string(bytes));
+  event.args.emplace_back("communicator_rank", std::to_string(op.comm->rank.load()));
+  timelineRecord(event);
+}
+
+// A group's sends and receives on host memory, run together: one event.
+void recordP2pGroup(hoopComm* comm, const std::vector<P2pOp>& ops, Clock::time_point began) {
+  TimelineEvent event;
+  event.start = timelineWallStart(began);
+  event.duration = Clock::now() - began;
+  event.category = "c-api";
+  event.name = "send/recv group";
+  event.lane = kPointToPointLane;
+  size_t sent = 0;
+  size_t received = 0;
+  for (const P2pOp& op : ops) (op.isSend ? sent : received) += op.count * dataTypeSize(op.type);
+  event.args.emplace_back("operations", std::to_string(ops.size()));
+  event.args.emplace_back("bytes sent", std::to_string(sent));
+  event.args.emplace_back("bytes received", std::to_string(received));
+  event.args.emplace_back("transport", comm->impl->transportsInUse());
+  event.args.emplace_back("communicator_rank", std::to_string(comm->rank.load()));
+  timelineRecord(event);
+}
+
+void executeNow(const Deferred& op);
+
+// Runs op; with the timeline on, also records it (the schedule is read before the call, which
+// may settle a choice, under the operation lock as runCollective reads it).
 void execute(const Deferred& op) {
+  if (!timelineOn()) return executeNow(op);
+  const Clock::time_point began = Clock::now();
+  std::string schedule;
+  if (op.kind == Deferred::Kind::kCollective && op.collective.memory == MemoryKind::kHost &&
+      !op.premultiply) {
+    runOn(op.comm, [&](Communicator& c) {
+      schedule = std::string(chooseSchedule(c, op.collective).schedule->name());
+    });
+  }
+  executeNow(op);
+  recordCall(op, began, std::move(schedule), op.comm->impl->transportsInUse());
+}
+
+void executeNow(const Deferred& op) {
   switch (op.kind) {
     case Deferred::Kind::kCollective:
       runOn(op.comm, [&](Communicator& c) {
@@ -65,7 +143,11 @@ void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
       deviceP2p.push_back(op.p2p);
     }
   }
-  if (!hostP2p.empty()) runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+  if (!hostP2p.empty()) {
+    const Clock::time_point began = Clock::now();
+    runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+    if (timelineOn()) recordP2pGroup(comm, hostP2p, began);
+  }
   if (!deviceP2p.empty()) {
     runOn(comm, [&](Communicator& c) { runDeviceP2pGroup(c, deviceP2p, deviceStream); });
   }

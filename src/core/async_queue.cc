@@ -16,6 +16,7 @@ void AsyncQueue::push(Work work, const std::string& context) {
     if (failure_ != hoopSuccess) fail(failure_, context, failureMessage_);
     if (closing_) fail(hoopInvalidUsage, context, "the communicator is being destroyed");
     pending_.push_back(std::move(work));
+    ++queued_;
   }
   changed_.notify_all();
 }
@@ -27,6 +28,28 @@ hoopResult_t AsyncQueue::status(std::string* message) const {
     return failure_;
   }
   return busy_ || !pending_.empty() ? hoopInProgress : hoopSuccess;
+}
+
+uint64_t AsyncQueue::queued() const {
+  std::lock_guard lock(mutex_);
+  return queued_;
+}
+
+hoopResult_t AsyncQueue::waitFor(uint64_t ticket, std::chrono::milliseconds limit,
+                                 std::string* message) const {
+  std::unique_lock lock(mutex_);
+  auto settled = [&] { return finished_ >= ticket || failure_ != hoopSuccess || stopped_; };
+  changed_.wait_for(lock, limit, settled);
+  if (failure_ != hoopSuccess && ticket >= failedTicket_) {
+    if (message != nullptr) *message = failureMessage_;
+    return failure_;
+  }
+  if (finished_ >= ticket) return hoopSuccess;
+  if (stopped_) {
+    if (message != nullptr) *message = "the communicator was stopped before the operation ran";
+    return hoopInvalidUsage;
+  }
+  return hoopInProgress;
 }
 
 void AsyncQueue::finish() { join(false); }
@@ -41,6 +64,11 @@ void AsyncQueue::join(bool dropPending) {
   }
   changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  changed_.notify_all();
 }
 
 void AsyncQueue::run() {
@@ -69,12 +97,17 @@ void AsyncQueue::run() {
     work = nullptr;  // its captures go before the status says done
     lock.lock();
     busy_ = false;
+    ++finished_;
     if (code != hoopSuccess && failure_ == hoopSuccess) {
       failure_ = code;
+      failedTicket_ = finished_;
       failureMessage_ = std::move(message);
       // What was queued after it expected it to succeed (peers may be mid-transfer): drop it.
       pending_.clear();
     }
+    lock.unlock();
+    changed_.notify_all();
+    lock.lock();
   }
 }
 

@@ -3,7 +3,9 @@
 // communicators have none, so their calls pay for nothing here.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -33,6 +35,14 @@ class AsyncQueue {
   // failure's code with its message in *message.
   hoopResult_t status(std::string* message) const;
 
+  // How many pieces were queued so far: the ticket of the last one (the first piece is 1).
+  uint64_t queued() const;
+  // Waits at most `limit` for the pieces up to `ticket` to have run: hoopSuccess once they have,
+  // hoopInProgress while they have not, and a failure (its message in *message) when one of them
+  // failed or the queue dropped them. Pieces before a failed one report success.
+  hoopResult_t waitFor(uint64_t ticket, std::chrono::milliseconds limit,
+                       std::string* message) const;
+
   // Waits for everything queued to finish (or for a failure to drop the rest), then joins.
   void finish();
   // Drops everything not started, waits for the running piece (the caller makes it return
@@ -44,10 +54,15 @@ class AsyncQueue {
   void join(bool dropPending);
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  // Told when work is queued, when a piece ends and when the thread is gone.
+  mutable std::condition_variable changed_;
   std::deque<Work> pending_;
   bool busy_ = false;  // a piece is running
   bool closing_ = false;
+  bool stopped_ = false;   // the thread is gone: nothing queued will run any more
+  uint64_t queued_ = 0;    // pieces queued so far
+  uint64_t finished_ = 0;  // pieces that ran (the failed one included), in order
+  uint64_t failedTicket_ = 0;
   hoopResult_t failure_ = hoopSuccess;
   std::string failureMessage_;
   std::thread thread_;  // last: it starts once the members above exist

@@ -121,6 +121,9 @@ class Communicator final : public Team {
   std::unique_ptr<SetupChannel> setupChannelTo(int peer);
   // The pair of this rank and `peer`, as transports see it.
   PeerPair pairWith(int peer) const;
+  // The transports this rank's data connections use so far, as "shm" or "shm+tcp" ("" before
+  // any): what the timeline shows beside each call.
+  const std::string& transportsInUse() const { return transportsInUse_; }
 
   // Buffers registered with hoopCommRegister: messages between registered buffers travel
   // straight between them where the transport can (rdma).
@@ -175,6 +178,7 @@ class Communicator final : public Team {
   std::vector<Connection*> connections_;  // dataConnections_, as the failure watch reads them
   std::vector<Connection*> active_;       // every connection that exists, for progress
   bool connectedToEveryone_ = false;
+  std::string transportsInUse_;
   // Shared-memory connections' futex words as seen before the last progress pass.
   std::vector<FutexWatch> wordSnapshot_;
   uint32_t collectiveSeq_ = 0;

@@ -138,6 +138,10 @@ void Communicator::connectWith(Transport& transport, int peer) {
   }
   connections_[peer] = data.get();
   dataConnections_[peer] = std::move(data);
+  const std::string name(transport.name());
+  if (transportsInUse_.find(name) == std::string::npos) {
+    transportsInUse_ += transportsInUse_.empty() ? name : "+" + name;
+  }
 }
 
 }  // namespace hoop

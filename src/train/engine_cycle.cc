@@ -5,9 +5,41 @@
 #include <span>
 
 #include "base/logging.h"
+#include "base/timeline.h"
 #include "train/engine_impl.h"
 
 namespace hoop::train {
+
+namespace {
+
+// The timeline's rows for the engine's phases (the C API's calls use rows 0 and 1).
+constexpr int kQueueLane = 2;
+constexpr int kNegotiationLane = 3;
+constexpr int kRunLane = 4;
+
+void recordPhase(const LocalRequest& request, const char* phase, int lane, Clock::time_point from,
+                 Clock::time_point to) {
+  TimelineEvent event;
+  event.name = request.name;
+  event.category = std::string("engine.") + phase;
+  event.start = timelineWallStart(from);
+  event.duration = to - from;
+  event.lane = lane;
+  event.args.emplace_back("phase", phase);
+  event.args.emplace_back("kind", std::string(kindName(request.shape.kind)));
+  event.args.emplace_back("count", std::to_string(request.shape.count));
+  timelineRecord(event);
+}
+
+// A finished request's three phases: waiting for the engine's thread, agreeing with the other
+// ranks, and running (fused or alone; the fusion buffer's copies show as their own events).
+void recordRequest(const LocalRequest& request, Clock::time_point finished) {
+  recordPhase(request, "queue", kQueueLane, request.submittedAt, request.adoptedAt);
+  recordPhase(request, "negotiate", kNegotiationLane, request.adoptedAt, request.agreedAt);
+  recordPhase(request, "run", kRunLane, request.agreedAt, finished);
+}
+
+}  // namespace
 
 void Engine::Impl::runCycles() {
   try {
@@ -32,7 +64,9 @@ void Engine::Impl::adoptIncoming() {
     std::lock_guard lock(mutex);
     arrived.swap(incoming);
   }
+  const Clock::time_point now = Clock::now();
   for (LocalRequest& request : arrived) {
+    request.adoptedAt = now;
     pending.push_back(std::move(request));
     pendingByName[pending.back().name] = std::prev(pending.end());
   }
@@ -92,6 +126,7 @@ bool Engine::Impl::cycle() {
 
   const CycleOutcome outcome = coordinator.decide(control, announcements, now);
   for (const Response& response : outcome.responses) warnedStalls.erase(response.name);
+  const Clock::time_point agreedAt = Clock::now();
 
   ExecutionCounters counters;
   size_t finishedOk = 0;
@@ -100,10 +135,13 @@ bool Engine::Impl::cycle() {
       outcome.responses,
       [&](const std::string& name) -> LocalRequest* {
         auto found = pendingByName.find(name);
-        return found == pendingByName.end() ? nullptr : &*found->second;
+        if (found == pendingByName.end()) return nullptr;
+        found->second->agreedAt = agreedAt;
+        return &*found->second;
       },
       [&](LocalRequest& request, hoopResult_t code, const std::string& message) {
         ++(code == hoopSuccess ? finishedOk : finishedFailed);
+        if (timelineOn()) recordRequest(request, Clock::now());
         finish(request, code, message);
       },
       counters);

@@ -20,6 +20,10 @@ struct LocalRequest {
   std::vector<size_t> sendCounts;  // uneven alltoall: elements for each destination rank
   Engine::Handle handle = 0;
   std::chrono::steady_clock::time_point submittedAt;
+  // When the engine's thread took it in, and when the ranks agreed to run it (the timeline's
+  // queueing and negotiation).
+  std::chrono::steady_clock::time_point adoptedAt;
+  std::chrono::steady_clock::time_point agreedAt;
   bool announcedByName = false;  // sent to the other ranks by name (so the cache no longer applies)
 };
 

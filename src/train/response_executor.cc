@@ -1,14 +1,39 @@
 #include "train/response_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <unordered_set>
 
+#include "base/timeline.h"
 #include "hoop/hoop.hpp"
 #include "train/scaling.h"
 
 namespace hoop::train {
+
+namespace {
+
+// The timeline's row for the fusion buffer's copies.
+constexpr int kFusionLane = 5;
+
+// One copy into or out of the fusion buffer, named after the bucket's first tensor.
+void recordFusionCopy(const char* what, const std::string& firstName, size_t tensors, size_t bytes,
+                      std::chrono::steady_clock::time_point began) {
+  TimelineEvent event;
+  event.name = firstName;
+  event.category = std::string("engine.") + what;
+  event.start = timelineWallStart(began);
+  event.duration = std::chrono::steady_clock::now() - began;
+  event.lane = kFusionLane;
+  event.args.emplace_back("phase", what);
+  event.args.emplace_back("tensors", std::to_string(tensors));
+  event.args.emplace_back("bytes", std::to_string(bytes));
+  timelineRecord(event);
+}
+
+}  // namespace
 
 ResponseExecutor::ResponseExecutor(hoopComm_t comm, int rank, int nranks,
                                    size_t fusionThresholdBytes)
@@ -63,6 +88,9 @@ void ResponseExecutor::runFused(const Bucket& bucket, const Finish& finish,
   const size_t elementBytes = elementSize(bucket.key.type);
   fusionBuffer_.resize(std::max(fusionBuffer_.size(), (bucket.bytes + 7) / 8));
   auto* fused = reinterpret_cast<std::byte*>(fusionBuffer_.data());
+  const std::string& firstName = bucket.members.front().first->name;
+  const bool timeline = timelineOn();
+  auto began = std::chrono::steady_clock::now();
 
   size_t offset = 0;
   for (const auto& [response, request] : bucket.members) {
@@ -74,22 +102,31 @@ void ResponseExecutor::runFused(const Bucket& bucket, const Finish& finish,
     }
     offset += count * elementBytes;
   }
+  if (timeline) {
+    recordFusionCopy("fusion copy in", firstName, bucket.members.size(), bucket.bytes, began);
+  }
   check(hoopAllReduce(fused, fused, bucket.bytes / elementBytes, bucket.key.type, bucket.key.op,
                       comm_, nullptr),
         "fused allreduce of " + std::to_string(bucket.members.size()) + " tensors starting with '" +
-            bucket.members.front().first->name + "'");
+            firstName + "'");
   ++counters.collectiveCalls;
   counters.fusedTensors += bucket.members.size();
   counters.largestFusedBytes = std::max(counters.largestFusedBytes, bucket.bytes);
 
+  began = std::chrono::steady_clock::now();
   offset = 0;
   for (const auto& [response, request] : bucket.members) {
     const size_t count = response->shape.count;
     if (request != nullptr) {
       scaledCopy(request->recv, fused + offset, count, bucket.key.type, bucket.key.postscale);
-      finish(*request, hoopSuccess, "");
     }
     offset += count * elementBytes;
+  }
+  if (timeline) {
+    recordFusionCopy("fusion copy out", firstName, bucket.members.size(), bucket.bytes, began);
+  }
+  for (const auto& [response, request] : bucket.members) {
+    if (request != nullptr) finish(*request, hoopSuccess, "");
   }
 }
 

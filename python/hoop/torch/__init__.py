@@ -2,7 +2,7 @@
 
 Importing it also registers the torch.distributed backend "hoop"
 (`torch.distributed.init_process_group("hoop")`). TensorFlow is not packaged for Debian, so
-there is no hoop.tensorflow.
+there is no hoop.tensorflow; hvd.elastic is not provided either (a job's ranks are fixed).
 """
 
 from hoop import HoopError
@@ -55,6 +55,27 @@ from hoop.torch.mpi_ops import (
     synchronize,
 )
 from hoop.torch.optimizer import DistributedOptimizer
+from hoop.torch.process_sets import (
+    ProcessSet,
+    add_process_set,
+    global_process_set,
+    remove_process_set,
+)
+from hoop.torch.sync_batch_norm import SyncBatchNorm
+from hoop.torch.queries import (
+    ccl_built,
+    cuda_built,
+    ddl_built,
+    gloo_built,
+    gloo_enabled,
+    is_homogeneous,
+    mpi_built,
+    mpi_enabled,
+    mpi_threads_supported,
+    nccl_built,
+    rocm_built,
+)
+from hoop.torch.timeline import start_timeline, stop_timeline
 from hoop.torch.process_group import ProcessGroupHoop
 from hoop.torch.process_group import register as _register_backend
 

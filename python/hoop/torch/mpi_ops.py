@@ -2,7 +2,9 @@
 
 Every collective is named (a name is generated when none is given) and asynchronous underneath:
 `*_async` returns an integer handle for poll() and synchronize(); the blocking forms synchronize
-at once. Tensors must be contiguous CPU tensors of a dtype hoop reduces; hoop reads and writes
+at once. Every collective takes `process_set=` (hoop.torch.process_sets): the ranks of that set
+alone take part, and ranks and sizes (broadcast's root, the pieces of an allgather or
+reducescatter) count within the set. Tensors must be contiguous CPU tensors of a dtype hoop reduces; hoop reads and writes
 their memory in place and keeps them alive until the handle completes.
 """
 
@@ -14,6 +16,7 @@ import torch
 from hoop import _hoop, _runtime
 from hoop._runtime import error
 from hoop.torch._types import hoop_dtype
+from hoop.torch.process_sets import global_process_set, runner_for, set_rank, set_size
 
 # Reduction operations, as horovod.torch exports them.
 Average = "Average"
@@ -118,10 +121,10 @@ def _check_scaling(tensor, prescale_factor, postscale_factor, kind):
 # --- allreduce ------------------------------------------------------------------------------------
 
 
-def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor):
+def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor, process_set):
     hoop_dtype(tensor, "allreduce")
     _check_scaling(tensor, prescale_factor, postscale_factor, "allreduce")
-    runner = _get_runner()
+    runner = runner_for(process_set, "allreduce", _get_runner)
     future = runner.allreduce(
         _auto_name("allreduce", name),
         tensor,
@@ -134,31 +137,48 @@ def _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor
 
 
 def allreduce_async(
-    tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0
+    tensor,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     """Starts an allreduce into a new tensor; synchronize(handle) returns it."""
     op = _reduce_op(op, average, "allreduce_async")
     hoop_dtype(tensor, "allreduce_async")
     output = torch.empty_like(tensor, memory_format=torch.contiguous_format)
-    return _allreduce_async(tensor, output, name, op, prescale_factor, postscale_factor)
+    return _allreduce_async(
+        tensor, output, name, op, prescale_factor, postscale_factor, process_set
+    )
 
 
 def allreduce_async_(
-    tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0
+    tensor,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     """Starts an in-place allreduce of tensor; synchronize(handle) returns tensor."""
     op = _reduce_op(op, average, "allreduce_async_")
-    return _allreduce_async(tensor, tensor, name, op, prescale_factor, postscale_factor)
+    return _allreduce_async(
+        tensor, tensor, name, op, prescale_factor, postscale_factor, process_set
+    )
 
 
 class _AllreduceFunction(torch.autograd.Function):
     """The gradient of an allreduce is the allreduce of the gradient with the same op."""
 
     @staticmethod
-    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor):
+    def forward(ctx, tensor, name, op, prescale_factor, postscale_factor, process_set):
         ctx.op = op
         ctx.prescale_factor = prescale_factor
         ctx.postscale_factor = postscale_factor
+        ctx.process_set = process_set
         return synchronize(
             allreduce_async(
                 tensor,
@@ -166,6 +186,7 @@ class _AllreduceFunction(torch.autograd.Function):
                 op=op,
                 prescale_factor=prescale_factor,
                 postscale_factor=postscale_factor,
+                process_set=process_set,
             )
         )
 
@@ -177,9 +198,10 @@ class _AllreduceFunction(torch.autograd.Function):
                 op=ctx.op,
                 prescale_factor=ctx.prescale_factor,
                 postscale_factor=ctx.postscale_factor,
+                process_set=ctx.process_set,
             )
         )
-        return reduced, None, None, None, None
+        return reduced, None, None, None, None, None
 
 
 def allreduce(
@@ -190,6 +212,7 @@ def allreduce(
     op=None,
     prescale_factor=1.0,
     postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     """Reduces tensor over all ranks (Average by default) into a new tensor; differentiable."""
     from hoop.torch.compression import Compression
@@ -197,26 +220,42 @@ def allreduce(
     compression = compression or Compression.none
     op = _reduce_op(op, average, "allreduce")
     compressed, ctx = compression.compress(tensor)
-    summed = _AllreduceFunction.apply(compressed, name, op, prescale_factor, postscale_factor)
+    summed = _AllreduceFunction.apply(
+        compressed, name, op, prescale_factor, postscale_factor, process_set
+    )
     return compression.decompress(summed, ctx)
 
 
-def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
+def allreduce_(
+    tensor,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
+):
     """Reduces tensor in place and returns it."""
-    return synchronize(allreduce_async_(tensor, average, name, op, prescale_factor, postscale_factor))
+    return synchronize(
+        allreduce_async_(
+            tensor, average, name, op, prescale_factor, postscale_factor, process_set
+        )
+    )
 
 
 # --- grouped allreduce ----------------------------------------------------------------------------
 
 
-def _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postscale_factor):
+def _grouped_allreduce_async(
+    tensors, outputs, name, op, prescale_factor, postscale_factor, process_set
+):
     kind = "grouped_allreduce"
     if not tensors:
         raise error("hoop.torch.{}: the list of tensors is empty".format(kind))
     for t in tensors:
         hoop_dtype(t, kind)
         _check_scaling(t, prescale_factor, postscale_factor, kind)
-    runner = _get_runner()
+    runner = runner_for(process_set, kind, _get_runner)
     base = _auto_name(kind, name)
     # One request per dtype, in first-appearance order (the same on every rank for equal lists).
     by_dtype = {}
@@ -251,18 +290,34 @@ class _AllOf:
 
 
 def grouped_allreduce_async(
-    tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0
+    tensors,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     op = _reduce_op(op, average, "grouped_allreduce_async")
     outputs = [torch.empty_like(t, memory_format=torch.contiguous_format) for t in tensors]
-    return _grouped_allreduce_async(tensors, outputs, name, op, prescale_factor, postscale_factor)
+    return _grouped_allreduce_async(
+        tensors, outputs, name, op, prescale_factor, postscale_factor, process_set
+    )
 
 
 def grouped_allreduce_async_(
-    tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0
+    tensors,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     op = _reduce_op(op, average, "grouped_allreduce_async_")
-    return _grouped_allreduce_async(tensors, tensors, name, op, prescale_factor, postscale_factor)
+    return _grouped_allreduce_async(
+        tensors, tensors, name, op, prescale_factor, postscale_factor, process_set
+    )
 
 
 def grouped_allreduce(
@@ -273,6 +328,7 @@ def grouped_allreduce(
     op=None,
     prescale_factor=1.0,
     postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     """Reduces every tensor of the list, as one fused operation per dtype; returns new tensors."""
     from hoop.torch.compression import Compression
@@ -287,108 +343,121 @@ def grouped_allreduce(
             op=op,
             prescale_factor=prescale_factor,
             postscale_factor=postscale_factor,
+            process_set=process_set,
         )
     )
     return [compression.decompress(o, ctx) for o, (_, ctx) in zip(outputs, compressed)]
 
 
 def grouped_allreduce_(
-    tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0
+    tensors,
+    average=None,
+    name=None,
+    op=None,
+    prescale_factor=1.0,
+    postscale_factor=1.0,
+    process_set=global_process_set,
 ):
     return synchronize(
-        grouped_allreduce_async_(tensors, average, name, op, prescale_factor, postscale_factor)
+        grouped_allreduce_async_(
+            tensors, average, name, op, prescale_factor, postscale_factor, process_set
+        )
     )
 
 
 # --- allgather ------------------------------------------------------------------------------------
 
 
-def allgather_async(tensor, name=None):
+def allgather_async(tensor, name=None, process_set=global_process_set):
     """Starts gathering every rank's tensor, concatenated along the first dimension (whose length
     may differ between ranks; the other dimensions must match)."""
     hoop_dtype(tensor, "allgather")
-    future = _get_runner().allgather(_auto_name("allgather", name), tensor)
+    runner = runner_for(process_set, "allgather", _get_runner)
+    future = runner.allgather(_auto_name("allgather", name), tensor)
     return _register(future, None, tensor)
 
 
 class _AllgatherFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name):
+    def forward(ctx, tensor, name, process_set):
         ctx.rows = tensor.shape[0] if tensor.dim() > 0 else 1
-        return synchronize(allgather_async(tensor, name))
+        ctx.process_set = process_set
+        return synchronize(allgather_async(tensor, name, process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
         # Every rank's gradient for its own rows is the sum over ranks of those rows' gradients.
-        summed = allreduce(grad_output.contiguous(), op=Sum)
-        rows = _get_runner().gather_counts(ctx.rows)
-        start = sum(rows[: _runtime.rank()])
-        return summed[start : start + ctx.rows], None
+        summed = allreduce(grad_output.contiguous(), op=Sum, process_set=ctx.process_set)
+        rows = runner_for(ctx.process_set, "allgather", _get_runner).gather_counts(ctx.rows)
+        start = sum(rows[: set_rank(ctx.process_set)])
+        return summed[start : start + ctx.rows], None, None
 
 
-def allgather(tensor, name=None):
+def allgather(tensor, name=None, process_set=global_process_set):
     """Every rank's tensor concatenated along dimension 0, in rank order; differentiable."""
-    return _AllgatherFunction.apply(tensor, name)
+    return _AllgatherFunction.apply(tensor, name, process_set)
 
 
 # --- broadcast ------------------------------------------------------------------------------------
 
 
-def _check_root(root_rank, kind):
-    size = _runtime.size()
+def _check_root(root_rank, kind, process_set):
+    size = set_size(process_set)
     if not isinstance(root_rank, int) or not 0 <= root_rank < size:
         raise error("hoop.torch.{}: root_rank {} is not a rank of {}".format(kind, root_rank, size))
 
 
-def broadcast_async_(tensor, root_rank, name=None):
+def broadcast_async_(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts copying root_rank's tensor into tensor on every rank."""
     hoop_dtype(tensor, "broadcast")
-    _check_root(root_rank, "broadcast")
-    future = _get_runner().broadcast(_auto_name("broadcast", name), tensor, root_rank)
+    runner = runner_for(process_set, "broadcast", _get_runner)
+    _check_root(root_rank, "broadcast", process_set)
+    future = runner.broadcast(_auto_name("broadcast", name), tensor, root_rank)
     return _register(future, lambda _: tensor, tensor)
 
 
-def broadcast_async(tensor, root_rank, name=None):
+def broadcast_async(tensor, root_rank, name=None, process_set=global_process_set):
     """Starts a broadcast into a copy of tensor; synchronize(handle) returns the copy."""
     hoop_dtype(tensor, "broadcast")
-    return broadcast_async_(tensor.clone(), root_rank, name)
+    return broadcast_async_(tensor.clone(), root_rank, name, process_set)
 
 
 class _BroadcastFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, root_rank, name):
+    def forward(ctx, tensor, root_rank, name, process_set):
         ctx.root_rank = root_rank
-        return synchronize(broadcast_async(tensor, root_rank, name))
+        ctx.process_set = process_set
+        return synchronize(broadcast_async(tensor, root_rank, name, process_set))
 
     @staticmethod
     def backward(ctx, grad_output):
-        summed = allreduce(grad_output.contiguous(), op=Sum)
-        if _runtime.rank() != ctx.root_rank:
+        summed = allreduce(grad_output.contiguous(), op=Sum, process_set=ctx.process_set)
+        if set_rank(ctx.process_set) != ctx.root_rank:
             summed = summed * 0
-        return summed, None, None
+        return summed, None, None, None
 
 
-def broadcast(tensor, root_rank, name=None):
+def broadcast(tensor, root_rank, name=None, process_set=global_process_set):
     """root_rank's tensor, as a new tensor on every rank; differentiable."""
-    return _BroadcastFunction.apply(tensor, root_rank, name)
+    return _BroadcastFunction.apply(tensor, root_rank, name, process_set)
 
 
-def broadcast_(tensor, root_rank, name=None):
+def broadcast_(tensor, root_rank, name=None, process_set=global_process_set):
     """Copies root_rank's tensor into tensor on every rank and returns it."""
-    return synchronize(broadcast_async_(tensor, root_rank, name))
+    return synchronize(broadcast_async_(tensor, root_rank, name, process_set))
 
 
 # --- alltoall -------------------------------------------------------------------------------------
 
 
-def alltoall_async(tensor, splits=None, name=None):
+def alltoall_async(tensor, splits=None, name=None, process_set=global_process_set):
     """Starts an all-to-all: the first dimension is cut into size() pieces (splits[j] rows go to
     rank j; equal pieces without splits), and the pieces received are concatenated in rank order.
     synchronize(handle) returns (output, received_splits)."""
     kind = "alltoall"
     hoop_dtype(tensor, kind)
-    runner = _get_runner()
-    size = _runtime.size()
+    runner = runner_for(process_set, kind, _get_runner)
+    size = set_size(process_set)
     rows = tensor.shape[0] if tensor.dim() > 0 else 0
     name = _auto_name(kind, name)
     if splits is None:
@@ -413,16 +482,16 @@ def alltoall_async(tensor, splits=None, name=None):
     return _register(future, None, tensor)
 
 
-def alltoall(tensor, splits=None, name=None):
+def alltoall(tensor, splits=None, name=None, process_set=global_process_set):
     """Returns (output, received_splits) when splits is given, else output alone, like Horovod."""
-    output, received = synchronize(alltoall_async(tensor, splits, name))
+    output, received = synchronize(alltoall_async(tensor, splits, name, process_set))
     return (output, received) if splits is not None else output
 
 
 # --- reducescatter --------------------------------------------------------------------------------
 
 
-def reducescatter_async(tensor, name=None, op=Average):
+def reducescatter_async(tensor, name=None, op=Average, process_set=global_process_set):
     """Starts a reduce-scatter: tensor is reduced over ranks and rank r keeps the r-th piece of
     its first dimension (pieces as equal as possible, the first ranks take one extra row)."""
     kind = "reducescatter"
@@ -430,7 +499,8 @@ def reducescatter_async(tensor, name=None, op=Average):
     hoop_dtype(tensor, kind)
     if tensor.dim() == 0:
         raise error("hoop.torch.reducescatter: the tensor needs at least one dimension")
-    size, rank = _runtime.size(), _runtime.rank()
+    runner = runner_for(process_set, kind, _get_runner)
+    size, rank = set_size(process_set), set_rank(process_set)
     rows = tensor.shape[0]
     pieces = [rows // size + (1 if r < rows % size else 0) for r in range(size)]
     longest = pieces[0]
@@ -447,22 +517,22 @@ def reducescatter_async(tensor, name=None, op=Average):
             send[r * longest : r * longest + p] = tensor[offset : offset + p]
             offset += p
     recv = torch.empty((longest,) + row_shape, dtype=tensor.dtype)
-    future = _get_runner().reducescatter(
+    future = runner.reducescatter(
         _auto_name(kind, name), send, recv, longest * row_elements, _HOOP_OPS[op]
     )
     return _register(future, lambda _: recv[: pieces[rank]], (tensor, send, recv))
 
 
-def reducescatter(tensor, name=None, op=Average):
-    return synchronize(reducescatter_async(tensor, name, op))
+def reducescatter(tensor, name=None, op=Average, process_set=global_process_set):
+    return synchronize(reducescatter_async(tensor, name, op, process_set))
 
 
 # --- barrier and join -----------------------------------------------------------------------------
 
 
-def barrier():
-    """Returns once every rank has called barrier()."""
-    _get_runner().barrier(_auto_name("barrier", None)).result()
+def barrier(process_set=global_process_set):
+    """Returns once every rank (of the set) has called barrier()."""
+    runner_for(process_set, "barrier", _get_runner).barrier(_auto_name("barrier", None)).result()
 
 
 def join():
