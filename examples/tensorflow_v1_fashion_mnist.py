@@ -72,6 +72,7 @@ def main():
     # Only rank 0 checkpoints, so that the ranks do not overwrite each other's files.
     checkpoint_dir = args.checkpoint_dir if hvd.rank() == 0 and args.checkpoint_dir else None
     rng = np.random.default_rng(hvd.rank())
+    steps_run = 0
     with v1.train.MonitoredTrainingSession(checkpoint_dir=checkpoint_dir, hooks=hooks) as session:
         while not session.should_stop():
             batch = rng.integers(0, len(images), args.batch_size)
@@ -79,10 +80,11 @@ def main():
                 [train_op, global_step, loss],
                 feed_dict={image_input: images[batch], label_input: labels[batch]},
             )
+            steps_run += 1
             if step % 50 == 0 and hvd.rank() == 0:
                 print("step {}: loss {:.4f}".format(step, value))
     if hvd.rank() == 0:
-        print("finished at step {}".format(step))
+        print("finished after {} steps".format(steps_run))
     hvd.shutdown()
 
 

@@ -71,5 +71,5 @@ def test_gradient_tape_example(dataset, tmp_path):
 def test_monitored_training_session_example(dataset, tmp_path):
     result = run(2, EXAMPLES / "tensorflow_v1_fashion_mnist.py", "--steps", 6,
                  "--checkpoint-dir", tmp_path)
-    assert "finished at step 3" in result.stdout
+    assert "finished after 3 steps" in result.stdout
     assert (tmp_path / "checkpoint").exists()
