@@ -98,9 +98,9 @@ def main():
         command = [str(ROOT / "build" / "bin" / "hooprun"), "-np", str(ranks), sys.executable,
                    __file__, "--worker", "hoop"] + common
         out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
-        print(*[l for l in out.splitlines() if l.startswith("RESULT")], sep="\n", flush=True)
+        print(*[l[l.index("RESULT"):] for l in out.splitlines() if "RESULT" in l], sep="\n", flush=True)
         out = run_workers(ranks, [__file__, "--worker", "tensorflow"] + common)
-        print(*[l for l in out.splitlines() if l.startswith("RESULT")], sep="\n", flush=True)
+        print(*[l[l.index("RESULT"):] for l in out.splitlines() if "RESULT" in l], sep="\n", flush=True)
 
 
 if __name__ == "__main__":
