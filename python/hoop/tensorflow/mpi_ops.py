@@ -139,8 +139,7 @@ def _tensor_name(name):
 
 
 def _dense(tensor):
-    if isinstance(tensor, tf.IndexedSlices):
-        return tf.convert_to_tensor(tensor)
+    """A tensor from a tensor, variable, numpy value or IndexedSlices (made dense)."""
     return tf.convert_to_tensor(tensor)
 
 

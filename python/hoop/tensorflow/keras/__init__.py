@@ -11,7 +11,6 @@ import keras
 
 from hoop import HoopError
 from hoop._runtime import cross_rank, cross_size, local_rank, local_size, rank, size
-from hoop.tensorflow import mpi_ops
 from hoop.tensorflow.compression import Compression
 from hoop.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
 from hoop.tensorflow.gradients import allreduce_gradients
