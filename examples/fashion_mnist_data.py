@@ -1,11 +1,11 @@
 """Fashion-MNIST from Debian's dataset-fashion-mnist package (idx files, gzip), without
-torchvision: the examples read it with gzip and numpy."""
+torchvision or a download: the examples read it with gzip and numpy. The PyTorch examples use
+load() (a TensorDataset), the TensorFlow ones load_arrays() (numpy, no torch needed)."""
 
 import gzip
 import os
 
 import numpy as np
-import torch
 
 DEFAULT_DIR = "/usr/share/datasets/fashion-mnist"
 
@@ -25,14 +25,23 @@ def _read_idx(path):
     return array.reshape(shape)
 
 
-def load(split, directory=DEFAULT_DIR):
-    """(images, labels) of split "train" or "t10k": float32 [N, 1, 28, 28] normalised the way
-    the MNIST examples do, int64 [N]."""
+def load_arrays(split, directory=DEFAULT_DIR):
+    """(images, labels) of split "train" or "t10k" as numpy: float32 [N, 28, 28] normalised the
+    way the MNIST examples do, int64 [N]."""
     images = _read_idx(os.path.join(directory, "{}-images-idx3-ubyte.gz".format(split)))
     labels = _read_idx(os.path.join(directory, "{}-labels-idx1-ubyte.gz".format(split)))
-    x = torch.from_numpy(images.astype(np.float32) / 255.0).unsqueeze(1)
-    x = (x - 0.2860) / 0.3530  # Fashion-MNIST's mean and standard deviation
-    return torch.utils.data.TensorDataset(x, torch.from_numpy(labels.astype(np.int64)))
+    x = images.astype(np.float32) / 255.0
+    x = (x - np.float32(0.2860)) / np.float32(0.3530)  # Fashion-MNIST's mean and deviation
+    return x, labels.astype(np.int64)
+
+
+def load(split, directory=DEFAULT_DIR):
+    """(images, labels) of split "train" or "t10k" as a torch TensorDataset: float32
+    [N, 1, 28, 28], int64 [N]."""
+    import torch
+
+    x, y = load_arrays(split, directory)
+    return torch.utils.data.TensorDataset(torch.from_numpy(x).unsqueeze(1), torch.from_numpy(y))
 
 
 def step_summary(step_times):

@@ -13,6 +13,7 @@ packages=(build-essential cmake ninja-build pkg-config googletest libgtest-dev l
           libbenchmark-dev openmpi-bin libopenmpi-dev libgloo-dev libhwloc-dev libibverbs-dev
           clang-format iproute2 iptables libnetfilter-queue-dev python3
           python3-dev pybind11-dev python3-pybind11 python3-torch python3-numpy python3-pytest
+          python3-venv  # build/venv: TensorFlow from the Python package index (setup_tensorflow)
           dataset-fashion-mnist
           libpmix-dev slurm-wlm munge  # launch tests: PMIx under mpirun and srun, a one-node Slurm
           clang libclang-rt-14-dev llvm)  # fuzzers (libFuzzer), sanitizer report symbols
@@ -31,7 +32,24 @@ install_packages() {
   fi
 }
 
+# Debian does not package TensorFlow: a virtual environment from Debian's Python (build/venv,
+# its own numpy, apart from Debian's torch) gets this pinned CPU build and the pytest that runs
+# hoop.tensorflow's tests. Skipped when the pinned versions are already there, so a second run
+# costs a second; HOOP_WITH_TENSORFLOW=AUTO then builds hoop.tensorflow against it.
+tensorflow_packages=(tensorflow-cpu==2.19.1 pytest==9.2.0)
+setup_tensorflow() {
+  local venv=build/venv
+  [ -x "$venv/bin/python3" ] || /usr/bin/python3 -m venv "$venv"
+  local check="import importlib.metadata as m, sys
+sys.exit(any(m.version(p.split('==')[0]) != p.split('==')[1] for p in sys.argv[1:]))"
+  if ! "$venv/bin/python3" -c "$check" "${tensorflow_packages[@]}" 2>/dev/null; then
+    echo "quickstart: installing ${tensorflow_packages[*]} into $venv"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check "${tensorflow_packages[@]}"
+  fi
+}
+
 build() {
+  setup_tensorflow
   cmake --preset ci
   cmake --build --preset ci -j "$(nproc)"
 }

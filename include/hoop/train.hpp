@@ -137,6 +137,15 @@ class HOOP_TRAIN_API Engine {
   // submits stall on the others instead of silently getting its zeros.
   int join();
 
+  // Calls `callback(code, message)` once the request finished (code hoopSuccess and an empty
+  // message on success) and releases the handle: it belongs to the callback from then on, and
+  // wait() or synchronize() no longer report it. The callback runs on the engine's thread, or at
+  // once on the calling thread when the request already finished; it must return quickly and
+  // never wait for the engine (submitting new requests is fine). This is how an asynchronous
+  // framework kernel completes without a thread blocked in wait() per request.
+  using Callback = std::function<void(hoopResult_t code, const std::string& message)>;
+  void whenDone(Handle handle, Callback callback);
+
   // True once the request finished, successfully or not. Does not release the handle.
   bool poll(Handle handle);
   // Blocks until the request finished and releases the handle; throws hoop::Exception naming the

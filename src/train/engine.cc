@@ -200,6 +200,10 @@ int Engine::join() {
   return impl_->lastJoined;
 }
 
+void Engine::whenDone(Handle handle, Callback callback) {
+  impl_->handles.whenDone(handle, std::move(callback));
+}
+
 bool Engine::poll(Handle handle) { return impl_->handles.poll(handle); }
 
 void Engine::wait(Handle handle) { impl_->handles.wait(handle); }

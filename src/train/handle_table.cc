@@ -18,7 +18,7 @@ HandleTable::Handle HandleTable::open(const std::string& name, const char* opera
                                           "rank; wait for it before submitting the name again");
   }
   const Handle handle = next_++;
-  states_.emplace(handle, State{name, false, hoopSuccess, "", false});
+  states_.emplace(handle, State{name, false, hoopSuccess, "", false, nullptr});
   return handle;
 }
 
@@ -30,18 +30,44 @@ void HandleTable::complete(Handle handle, hoopResult_t code, std::string message
 
 void HandleTable::completeAll(std::vector<Completion>& completions) {
   if (completions.empty()) return;
+  // Callbacks run after the lock is released: they may submit new requests, which open handles.
+  std::vector<std::pair<Callback, Completion*>> callbacks;
   {
     std::lock_guard lock(mutex_);
     for (Completion& completion : completions) {
       auto state = states_.find(completion.handle);
       if (state == states_.end() || state->second.done) continue;
+      namesInFlight_.erase(state->second.name);
+      if (state->second.callback) {
+        callbacks.emplace_back(std::move(state->second.callback), &completion);
+        states_.erase(state);
+        continue;
+      }
       state->second.done = true;
       state->second.code = completion.code;
       state->second.message = std::move(completion.message);
-      namesInFlight_.erase(state->second.name);
     }
   }
   finished_.notify_all();
+  for (auto& [callback, completion] : callbacks) callback(completion->code, completion->message);
+}
+
+void HandleTable::whenDone(Handle handle, Callback callback) {
+  std::unique_lock lock(mutex_);
+  State* state = find(handle, "whenDone");
+  if (state == nullptr || state->callback) {
+    throw Exception(hoopInvalidUsage, "whenDone: handle " + std::to_string(handle) +
+                                          " was already waited for or given a callback");
+  }
+  if (!state->done) {
+    state->callback = std::move(callback);
+    return;
+  }
+  const hoopResult_t code = state->code;
+  const std::string message = std::move(state->message);
+  states_.erase(handle);
+  lock.unlock();
+  callback(code, message);
 }
 
 void HandleTable::discard(Handle handle) {

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -34,6 +35,12 @@ class HandleTable {
   // Forgets a handle that was never handed to the user (a rejected group) and frees its name.
   void discard(Handle handle);
 
+  // Hands the request's outcome to `callback` once it finished (at once, on this thread, when it
+  // already has) and releases the handle then. Throws for a handle already released or already
+  // given a callback.
+  using Callback = std::function<void(hoopResult_t, const std::string&)>;
+  void whenDone(Handle handle, Callback callback);
+
   // A handle given out and since released counts as finished (released handles succeeded, or
   // their failure was already thrown by wait()).
   bool poll(Handle handle);
@@ -52,6 +59,7 @@ class HandleTable {
     hoopResult_t code = hoopSuccess;
     std::string message;
     bool failureThrown = false;  // by waitUpTo
+    Callback callback;           // whenDone's: called and released at completion
   };
   // The handle's state, or nullptr for a handle given out and already released.
   State* find(Handle handle, const char* call);

@@ -48,9 +48,10 @@ def _check(result, what):
     return result
 
 
-def run_ranks(ranks, script, *args, env=None, timeout=120, expect_success=True):
-    """Runs workers/<script> (or an absolute path) on `ranks` ranks under hooprun; returns the CompletedProcess."""
-    command = [str(HOOPRUN), "-np", str(ranks), "--timeout", str(timeout), PYTHON]
+def run_ranks(ranks, script, *args, env=None, timeout=120, expect_success=True, python=PYTHON):
+    """Runs workers/<script> (or an absolute path) on `ranks` ranks under hooprun with `python`;
+    returns the CompletedProcess."""
+    command = [str(HOOPRUN), "-np", str(ranks), "--timeout", str(timeout), str(python)]
     script = pathlib.Path(script) if os.path.isabs(str(script)) else WORKERS / script
     command += [str(script)] + [str(a) for a in args]
     result = subprocess.run(

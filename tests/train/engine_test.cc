@@ -56,6 +56,10 @@ TEST_P(Ranks, GradientReducerAndBroadcastParameters) {
 
 INSTANTIATE_TEST_SUITE_P(TwoToFour, Ranks, ::testing::Values(2, 3, 4));
 
+TEST(Callbacks, WhenDoneCompletesWithoutWaitingAndCarriesFailures) {
+  expectEveryRankOk(runJob(2, "callbacks"), 2, "callbacks");
+}
+
 TEST(Join, RanksThatShutDownLetTheLastJoinComplete) {
   expectEveryRankOk(runJob(3, "stop-join"), 3, "stop-join");
 }

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
@@ -495,6 +497,56 @@ void reducerSuite(Engine& engine) {
   reducer.synchronize();
 }
 
+// whenDone: callbacks complete requests without a waiting thread, may submit more requests, run at
+// once for a request that already finished, and receive failures instead of wait() throwing them.
+void callbacksSuite(Engine& engine) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::string> outcomes;  // "name:code:message" per completed callback
+  auto record = [&](const std::string& name) {
+    return [&, name](hoopResult_t code, const std::string& message) {
+      std::lock_guard lock(mutex);
+      outcomes.push_back(name + ":" + std::to_string(code) + ":" + message);
+      changed.notify_all();
+    };
+  };
+  auto waitFor = [&](size_t count) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return outcomes.size() >= count; });
+  };
+
+  std::vector<int32_t> a(8, gRank + 1), b(8, 10 * (gRank + 1));
+  const int32_t sum = gSize * (gSize + 1) / 2;
+  // The callback of "a" submits "b" from the engine's thread and hands it a callback too.
+  const auto first = engine.allReduce("a", a.data(), a.data(), a.size(), hoopInt32, hoopSum);
+  engine.whenDone(first, [&](hoopResult_t code, const std::string& message) {
+    record("a")(code, message);
+    const auto second = engine.allReduce("b", b.data(), b.data(), b.size(), hoopInt32, hoopSum);
+    engine.whenDone(second, record("b"));
+  });
+  waitFor(2);
+  expect(outcomes[0] == "a:0:" && outcomes[1] == "b:0:", "callbacks in order, both successful");
+  expect(a[7] == sum && b[0] == 10 * sum, "results visible when the callback runs");
+
+  // Already finished: the callback runs on this thread before whenDone returns.
+  const auto late = engine.allReduce("late", a.data(), a.data(), 1, hoopInt32, hoopMax);
+  while (!engine.poll(late)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  engine.whenDone(late, record("late"));
+  expect(outcomes.size() == 3 && outcomes[2] == "late:0:", "late callback runs at once");
+  expect(contains(errorOf([&] { engine.whenDone(late, record("again")); }), "already"),
+         "a released handle cannot take a second callback");
+
+  // A failure reaches the callback with its code and message; nothing throws.
+  std::vector<float> odd(static_cast<size_t>(4 + gRank), 1.0f);
+  const auto bad = engine.allReduce("odd", odd.data(), odd.data(), odd.size(), hoopFloat32);
+  engine.whenDone(bad, record("odd"));
+  waitFor(4);
+  expect(contains(outcomes[3], "odd:") && !contains(outcomes[3], "odd:0:") &&
+             contains(outcomes[3], "different shapes"),
+         "mismatch reaches the callback: " + outcomes[3]);
+  engine.synchronize();  // the callbacks' handles are released, so nothing is left to report
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -535,6 +587,8 @@ int main(int argc, char** argv) {
         stallSuite(engine);
       } else if (suite == "mismatch") {
         mismatchSuite(engine);
+      } else if (suite == "callbacks") {
+        callbacksSuite(engine);
       } else if (suite == "collectives") {
         collectivesSuite(engine);
       } else if (suite == "join") {

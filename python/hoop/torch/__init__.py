@@ -1,8 +1,8 @@
 """hoop for PyTorch, with horovod.torch's API: `import hoop.torch as hvd` in a Horovod script.
 
 Importing it also registers the torch.distributed backend "hoop"
-(`torch.distributed.init_process_group("hoop")`). TensorFlow is not packaged for Debian, so
-there is no hoop.tensorflow; hvd.elastic is not provided either (a job's ranks are fixed).
+(`torch.distributed.init_process_group("hoop")`). TensorFlow programs use hoop.tensorflow;
+hvd.elastic is not provided (a job's ranks are fixed).
 """
 
 from hoop import HoopError
