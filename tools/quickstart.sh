@@ -48,9 +48,23 @@ sys.exit(any(m.version(p.split('==')[0]) != p.split('==')[1] for p in sys.argv[1
   fi
 }
 
+# TensorFlow's download and install (minutes from a cold pip cache, mostly waiting on the network)
+# run beside the build of hoop itself; configuring again once it is there builds hoop.tensorflow.
 build() {
-  setup_tensorflow
+  local tensorflow_log
+  tensorflow_log="$(mktemp)"
+  setup_tensorflow > "$tensorflow_log" 2>&1 &
+  local tensorflow_pid=$!
   cmake --preset ci
+  cmake --build --preset ci -j "$(nproc)"
+  if ! wait "$tensorflow_pid"; then
+    cat "$tensorflow_log" >&2
+    echo "quickstart: installing TensorFlow into build/venv failed (above)" >&2
+    exit 1
+  fi
+  cat "$tensorflow_log"
+  rm -f "$tensorflow_log"
+  cmake --preset ci > /dev/null
   cmake --build --preset ci -j "$(nproc)"
 }
 
