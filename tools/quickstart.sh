@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's two commands.
 #   tools/quickstart.sh bench  installs what hoop needs, builds, runs a 4-rank allreduce sweep
-#   tools/quickstart.sh test   installs what hoop needs, builds, runs every test, then the fuzzers
-#                              and the ASan+UBSan and TSan builds (tools/sanitizers.sh)
+#   tools/quickstart.sh test   installs what hoop needs, builds, runs every test, the RDMA suite
+#                              in a QEMU guest (tools/rdma-check.sh), the aarch64 cross build and
+#                              its tests under qemu-aarch64 (tools/aarch64-check.sh), then the
+#                              fuzzers and the ASan+UBSan and TSan builds (tools/sanitizers.sh)
 # Needs root (or sudo) on Debian 12 the first time, to install packages with apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +62,10 @@ case "${1:-}" in
     # own kernel (tools/rdma-check.sh says how), running tests/transport/rdma/guest_suite.sh
     # with the binaries just built.
     stage tools/rdma-check.sh build
+    # hoop on 64-bit ARM: a cross build with Debian's aarch64 compiler and arm64 libraries, and
+    # the NEON kernels' exactness tests and a multi-process subset under qemu-aarch64
+    # (tools/aarch64-check.sh says which tests and why).
+    stage tools/aarch64-check.sh
     # Then the parsers under libFuzzer for a few seconds each, and the tests under the sanitizers
     # (tools/sanitizers.sh says what each runs). Any crash or report fails the run.
     stage tools/sanitizers.sh fuzz

@@ -82,7 +82,7 @@ case "$kind" in
     exclude+='|^nccl\.|^example\.nccl|^Ranks/(Split|PreMulSum)|^Split(Misuse|NonBlocking)\.'
     # hoop-validate on simulated hosts: namespaces and shaped links around the probe and the
     # report code that validate.local_3 and validate.local_corrupt_3 run on one host.
-    exclude+='|^validate\.(healthy|slow_link|slow_host|link_down|corrupt)_'
+    exclude+='|^validate\.(healthy|slow_link|slow_host|slow_nic|lossy_link|link_down|corrupt)_'
     # Slurm's daemons and srun around the same rendezvous code the launch.mpirun.* jobs run
     # (PMIx) and the launch unit tests cover (the fallback without it).
     exclude+='|^launch\.slurm\.'

@@ -258,6 +258,45 @@ hoopResult_t hoopCommScheduleSettled(hoopComm_t comm, hoopCollective_t collectiv
  * a non-blocking communicator it is queued like the calls below. */
 hoopResult_t hoopCommSetAlgorithms(hoopComm_t comm, const char* algorithms);
 
+/* hoop extension, for tools that check a cluster's links (tools/hoop-validate, docs/validate.md):
+ * what hoopCommProbeLink measured between this rank and its peer. */
+typedef struct {
+  /* GB/s (1e9 bytes per second): this rank to the peer and the peer to this rank, one direction
+   * at a time, each timed until the receiver acknowledged the last byte; and both directions at
+   * once (their bytes together over the slower side's time). */
+  double sendGBps;
+  double recvGBps;
+  double bidirectionalGBps;
+  /* One-way latency in microseconds, half an 8-byte round trip: the median and the 99th
+   * percentile of the round trips. */
+  double latencyP50Us;
+  double latencyP99Us;
+  /* The check of every byte this rank received from the peer: 1 when all were right. Else the
+   * first wrong byte: its message (0-based, in the order received), its offset in that message,
+   * and what it should have been and was; -1, -1, 0, 0 when dataOk is 1. */
+  int dataOk;
+  int64_t firstBadMessage;
+  int64_t firstBadOffset;
+  uint8_t expectedByte;
+  uint8_t actualByte;
+} hoopLinkProbe_t;
+
+/* hoop extension: measures the link between this rank and `peer` with hoop's own sends and
+ * receives, so a figure is what a collective over that link gets: `iters` 8-byte round trips
+ * (after two that warm the path), then `iters` messages of `bytes` each posted at once, one way
+ * (the lower rank's first), the other way, and both ways at once. Every message carries a pattern
+ * that both ranks derive from the pair and the call, which the receiver checks byte for byte, so
+ * a flipped, shifted, zeroed or stale byte is found with its offset. Both ranks call it with each
+ * other as the peer and the same bytes and iters, and both get the same figures (one's sendGBps
+ * is the other's recvGBps); the data check is each rank's own. Pairs that share no rank may probe
+ * at once. A dead peer or HOOP_TIMEOUT is an error naming the peer, and fails comm as any failed
+ * operation does; a wrong argument (peer out of range or this rank, bytes 0, iters below 1,
+ * result NULL) is hoopInvalidArgument and leaves comm usable. Not inside a group. On a
+ * non-blocking communicator it is queued like the calls below, and *result is written when it has
+ * run. */
+hoopResult_t hoopCommProbeLink(hoopComm_t comm, int peer, size_t bytes, int iters,
+                               hoopLinkProbe_t* result);
+
 /* On a non-blocking communicator every call below (and hoopGroupEnd for the group's work on it)
  * checks its arguments, queues the operation and returns hoopInProgress; the buffers belong to
  * hoop until hoopCommGetAsyncError(comm) returns hoopSuccess. Calls made before the communicator

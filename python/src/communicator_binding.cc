@@ -39,6 +39,19 @@ namespace {
 
 void* address(uintptr_t pointer) { return reinterpret_cast<void*>(pointer); }
 
+// A unique id as Python holds it (the bytes of hoopUniqueId), checked for its length.
+hoopUniqueId uniqueIdFromBytes(const py::bytes& id) {
+  const std::string raw = id;
+  if (raw.size() != HOOP_UNIQUE_ID_BYTES) {
+    throw hoop::Exception(hoopInvalidArgument, "Communicator: a unique id has " +
+                                                   std::to_string(HOOP_UNIQUE_ID_BYTES) +
+                                                   " bytes, got " + std::to_string(raw.size()));
+  }
+  hoopUniqueId unique{};
+  std::memcpy(unique.internal, raw.data(), raw.size());
+  return unique;
+}
+
 // (address, element count, data type, peer) of one point-to-point transfer.
 using Transfer = std::tuple<uintptr_t, size_t, int, int>;
 
@@ -51,14 +64,7 @@ class PyCommunicator {
     return std::make_unique<PyCommunicator>(hoop::Communicator::fromEnvironment());
   }
   static std::unique_ptr<PyCommunicator> fromUniqueId(int nranks, const py::bytes& id, int rank) {
-    std::string raw = id;
-    if (raw.size() != HOOP_UNIQUE_ID_BYTES) {
-      throw hoop::Exception(hoopInvalidArgument, "Communicator: a unique id has " +
-                                                     std::to_string(HOOP_UNIQUE_ID_BYTES) +
-                                                     " bytes, got " + std::to_string(raw.size()));
-    }
-    hoopUniqueId unique{};
-    std::memcpy(unique.internal, raw.data(), raw.size());
+    const hoopUniqueId unique = uniqueIdFromBytes(id);
     py::gil_scoped_release unlocked;
     return std::make_unique<PyCommunicator>(
         hoop::Communicator(nranks, hoop::UniqueId::fromRaw(unique), rank));
@@ -68,14 +74,7 @@ class PyCommunicator {
   static std::unique_ptr<PyCommunicator> fromUniqueIdConfig(int nranks, const py::bytes& id,
                                                             int rank, bool blocking,
                                                             int timeoutSeconds) {
-    std::string raw = id;
-    if (raw.size() != HOOP_UNIQUE_ID_BYTES) {
-      throw hoop::Exception(hoopInvalidArgument, "Communicator: a unique id has " +
-                                                     std::to_string(HOOP_UNIQUE_ID_BYTES) +
-                                                     " bytes, got " + std::to_string(raw.size()));
-    }
-    hoopUniqueId unique{};
-    std::memcpy(unique.internal, raw.data(), raw.size());
+    const hoopUniqueId unique = uniqueIdFromBytes(id);
     hoopConfig_t config = hoop::defaultConfig();
     config.blocking = blocking ? 1 : 0;
     if (timeoutSeconds > 0) config.timeoutSeconds = timeoutSeconds;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -32,6 +34,9 @@ struct hoopComm {
   // The first failure inside an operation; the communicator is unusable after it.
   hoopResult_t failure = hoopSuccess;
   std::string failureMessage;
+  // hoopCommProbeLink calls made with each peer, so each call's pattern differs from the one
+  // before (a stale buffer cannot pass for a fresh one). Touched under the operation lock.
+  std::map<int, uint64_t> probesWithPeer;
 
   // Non-blocking communicators only (hoopConfig_t.blocking = 0); a blocking one never looks
   // further than `queue` being null.

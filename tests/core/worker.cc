@@ -3,8 +3,10 @@
 // if every result was exactly right. Failures print what, where and which element.
 //
 //   hoop_test_worker --init uid|env --suite sweep|random|p2p|barrier|loop|set-algorithms|
-//                    set-algorithms-mismatch|drift [--large] [--seconds S] [--count N]
-//                    [--until-settled] [--drift-calls N]
+//                    set-algorithms-mismatch|drift [--large] [--out-of-place] [--seconds S]
+//                    [--count N] [--until-settled] [--drift-calls N]
+// The sweep suite runs every collective, type, op and count in place and out of place; with
+// --out-of-place, out of place only (where a test has checked in-place calls at other rank counts).
 // The loop suite runs allreduces of N floats for S seconds (forever without --seconds), for the
 // fault tests: they stop, kill or cut off a rank while it runs. With --until-settled it also runs
 // on past S until the timed choice for N floats has settled (at most kMostLoopSeconds), so that a
@@ -178,12 +180,12 @@ void allToAllCase(DataType t, size_t count, bool inPlace) {
   if (output.back() != 0x5a) die(what + ": wrote past the end of recvbuff");
 }
 
-void sweep(bool large, const std::string& only) {
+void sweep(bool large, bool outOfPlaceOnly, const std::string& only) {
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
   for (size_t count : sweepCounts(large)) {
     for (int ti = 0; ti < hoop::kNumDataTypes; ++ti) {
       auto t = static_cast<DataType>(ti);
-      for (int inPlace = 0; inPlace < 2; ++inPlace) {
+      for (int inPlace = 0; inPlace < (outOfPlaceOnly ? 1 : 2); ++inPlace) {
         for (int oi = 0; oi < hoop::kNumRedOps; ++oi) {
           auto op = static_cast<RedOp>(oi);
           // The million-element count exercises pipelining, which does not depend on the
@@ -443,6 +445,7 @@ int main(int argc, char** argv) {
   std::string suite = "sweep";
   std::string only;
   bool large = false;
+  bool outOfPlaceOnly = false;
   double seconds = 1e9;
   size_t count = 65536;
   bool untilSettled = false;
@@ -457,6 +460,8 @@ int main(int argc, char** argv) {
       only = argv[++i];
     else if (arg == "--large")
       large = true;
+    else if (arg == "--out-of-place")
+      outOfPlaceOnly = true;
     else if (arg == "--seconds" && i + 1 < argc)
       seconds = std::atof(argv[++i]);
     else if (arg == "--count" && i + 1 < argc)
@@ -480,7 +485,7 @@ int main(int argc, char** argv) {
   ok(hoopCommUserRank(comm, &rank), "rank");
   ok(hoopCommCount(comm, &nranks), "count");
   if (suite == "sweep")
-    sweep(large, only);
+    sweep(large, outOfPlaceOnly, only);
   else if (suite == "random")
     randomIdentical();
   else if (suite == "p2p")

@@ -5,9 +5,11 @@
 # namespaces (`ip -n SW link add ... peer ... netns HOST`), so the only trace in the root
 # namespace is the namespace names under /run/netns.
 #
-#   netns.sh up NAME NHOSTS          create NAME-sw and NAME-h0 .. NAME-h<N-1>
+#   netns.sh up NAME NHOSTS [RAILS]  create NAME-sw and NAME-h0 .. NAME-h<N-1>; with RAILS > 1,
+#                                    each host has veth0 .. veth<RAILS-1>, one per rail
 #   netns.sh down NAME               stop what still runs in them and delete them all
-#   netns.sh addr NAME HOST          print HOST's address (HOST: hI, NAME-hI or its address)
+#   netns.sh addr NAME HOST [RAIL]   print HOST's address (HOST: hI, NAME-hI or its address),
+#                                    on rail RAIL (default 0)
 #   netns.sh hostlist NAME SLOTS     print "-H" text: ADDR0:SLOTS,ADDR1:SLOTS,...
 #   netns.sh netem NAME HOST SPEC    shape HOST's link both ways, e.g. "delay 2ms rate 200mbit"
 #   netns.sh exec NAME HOST CMD...   run CMD in HOST's network namespace and a UTS namespace
@@ -15,7 +17,8 @@
 #   netns.sh rsh NAME HOST SCRIPT    HOOP_RSH mode: like `ssh HOST SCRIPT` (see below)
 #
 # Addresses: host i is 10.231.K.(i+1)/24 on its interface veth0, where K (1..254) comes from a
-# hash of NAME. Each set has its own switch, so two sets never share a wire even when K
+# hash of NAME. Rail r (RAILS > 1) is a bridge of its own, br<r>, and a subnet of its own:
+# host i's veth<r> is 10.(231+r).K.(i+1)/24, so each rail's traffic stays on its wire. Each set has its own switch, so two sets never share a wire even when K
 # collides; K only keeps addresses of concurrent runs apart in logs. Hosts are named by their
 # addresses on hooprun's command line (-H 10.231.K.1:2,10.231.K.2:2): no name resolution needed.
 #
@@ -79,11 +82,17 @@ host_index() {
   echo "$index"
 }
 
+# The switch's port of host I on rail R: p<I> on rail 0, p<I>r<R> on the others.
+switch_port() { if (($2 == 0)); then echo "p$1"; else echo "p$1r$2"; fi; }
+
 cmd_up() {
-  local name=$1 nhosts=$2 k i sw ns
+  local name=$1 nhosts=$2 rails=${3:-1} k i r sw ns port
   check_name "$name"
   if ! [[ $nhosts =~ ^[0-9]+$ ]] || ((nhosts < 1 || nhosts > 253)); then
     die "NHOSTS must be 1..253"
+  fi
+  if ! [[ $rails =~ ^[0-9]+$ ]] || ((rails < 1 || rails > 8)); then
+    die "RAILS must be 1..8"
   fi
   k=$(subnet_octet "$name")
   sw="$name-$SWITCH_SUFFIX"
@@ -95,26 +104,33 @@ cmd_up() {
   trap 'if [[ -n ${UP_NAME:-} ]]; then cmd_down "$UP_NAME" >/dev/null 2>&1 || true; fi' EXIT
   ip netns add "$sw"
   ip -n "$sw" link set lo up
-  ip -n "$sw" link add br0 type bridge
-  ip -n "$sw" link set br0 up
+  for ((r = 0; r < rails; r++)); do
+    ip -n "$sw" link add "br$r" type bridge
+    ip -n "$sw" link set "br$r" up
+  done
   for ((i = 0; i < nhosts; i++)); do
     ns="$name-h$i"
     ip netns add "$ns"
     ip -n "$ns" link set lo up
-    # Both ends are born in their namespaces: nothing passes through the root namespace.
-    ip -n "$sw" link add "p$i" type veth peer name "$HOST_IF" netns "$ns"
-    ip -n "$sw" link set "p$i" master br0
-    ip -n "$sw" link set "p$i" up
-    ip -n "$ns" addr add "10.231.$k.$((i + 1))/24" dev "$HOST_IF"
-    ip -n "$ns" link set "$HOST_IF" up
+    for ((r = 0; r < rails; r++)); do
+      port=$(switch_port "$i" "$r")
+      # Both ends are born in their namespaces: nothing passes through the root namespace.
+      ip -n "$sw" link add "$port" type veth peer name "veth$r" netns "$ns"
+      ip -n "$sw" link set "$port" master "br$r"
+      ip -n "$sw" link set "$port" up
+      ip -n "$ns" addr add "10.$((231 + r)).$k.$((i + 1))/24" dev "veth$r"
+      ip -n "$ns" link set "veth$r" up
+    done
   done
   # The bridge forwards once its ports leave the listening state (no STP: at once) and the veth
   # carriers are up; wait for that so that the first connection does not race it.
   for ((i = 0; i < nhosts; i++)); do
-    local tries=0
-    until ip -n "$name-h$i" -o link show "$HOST_IF" | grep -q 'state UP'; do
-      ((++tries < 200)) || die "$name-h$i: $HOST_IF did not come up"
-      sleep 0.01
+    for ((r = 0; r < rails; r++)); do
+      local tries=0
+      until ip -n "$name-h$i" -o link show "veth$r" | grep -q 'state UP'; do
+        ((++tries < 200)) || die "$name-h$i: veth$r did not come up"
+        sleep 0.01
+      done
     done
   done
   UP_NAME=
@@ -151,9 +167,10 @@ cmd_down() {
 }
 
 cmd_addr() {
-  local index
+  local index rail=${3:-0}
+  [[ $rail =~ ^[0-7]$ ]] || die "RAIL must be 0..7"
   index=$(host_index "$1" "$2")
-  echo "10.231.$(subnet_octet "$1").$((index + 1))"
+  echo "10.$((231 + rail)).$(subnet_octet "$1").$((index + 1))"
 }
 
 cmd_hostlist() {
@@ -267,9 +284,9 @@ main() {
   local cmd=$1
   shift
   case $cmd in
-    up) (($# == 2)) || usage; cmd_up "$@" ;;
+    up) (($# == 2 || $# == 3)) || usage; cmd_up "$@" ;;
     down) (($# == 1)) || usage; cmd_down "$@" ;;
-    addr) (($# == 2)) || usage; cmd_addr "$@" ;;
+    addr) (($# == 2 || $# == 3)) || usage; cmd_addr "$@" ;;
     hostlist) (($# == 2)) || usage; cmd_hostlist "$@" ;;
     netem) (($# == 3)) || usage; cmd_netem "$@" ;;
     qdisc) (($# == 2)) || usage; cmd_qdisc "$@" ;;

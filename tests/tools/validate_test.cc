@@ -2,10 +2,12 @@
 // option parser, and the analysis on made-up measurements (which link, host or rank it blames).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "algorithms/link_probe.h"
 #include "analysis.h"
+#include "bisection.h"
 #include "options.h"
 #include "plan.h"
 
@@ -176,6 +178,83 @@ TEST(ValidateAnalysis, ASlowRailIsBlamedInsteadOfEveryHost) {
   const Analysis analysis = analyseJob(job);
   EXPECT_EQ(blamed(analysis), std::vector<std::string>{"rail:rail 1 (eth1)"});
   EXPECT_EQ(analysis.exitCode, 1);
+}
+
+// Two ranks per host, local rank i on NIC ethi, rail i with rail i; `slow(a, b)` says which
+// cross-host pairs of ranks read at a tenth of the expected rate.
+template <typename Slow>
+Job twoRailJob(int hosts, Slow slow) {
+  Job job;
+  std::vector<std::string> names;
+  for (int h = 0; h < hosts; ++h) names.insert(names.end(), 2, "h" + std::to_string(h));
+  job.layout = layoutFromHostNames(names);
+  for (int rank = 0; rank < 2 * hosts; ++rank) {
+    job.nics.push_back({"eth" + std::to_string(rank % 2), 100});
+  }
+  for (int a = 0; a < 2 * hosts; ++a) {
+    for (int b = a + 1; b < 2 * hosts; ++b) {
+      if (a / 2 == b / 2 || a % 2 != b % 2) continue;
+      job.measurements.push_back(crossHost(a, b, slow(a, b) ? 0.1 : 1.0));
+    }
+  }
+  job.expected.bandwidthGBps["tcp"] = 1;
+  return job;
+}
+
+TEST(ValidateAnalysis, OneHostsSlowNicIsBlamedNotTheHostNorItsLinks) {
+  // h1's second NIC (rank 3) slow towards every host; its first NIC well.
+  const Analysis analysis =
+      analyseJob(twoRailJob(4, [](int a, int b) { return a == 3 || b == 3; }));
+  EXPECT_EQ(blamed(analysis), std::vector<std::string>{"nic:h1 eth1 (rail 1)"});
+  ASSERT_EQ(analysis.blames.size(), 1u);
+  EXPECT_EQ(analysis.blames[0].support, 3);
+  EXPECT_EQ(analysis.blames[0].of, 3);
+  EXPECT_EQ(analysis.exitCode, 1);
+  EXPECT_EQ(analysis.hosts[1].verdict, "degraded");
+  EXPECT_EQ(analysis.hosts[0].verdict, "healthy");
+  // Both of h1's NICs slow: the host.
+  EXPECT_EQ(
+      blamed(analyseJob(twoRailJob(4, [](int a, int b) { return a / 2 == 1 || b / 2 == 1; }))),
+      std::vector<std::string>{"host:h1"});
+}
+
+TEST(ValidateAnalysis, ATailOfRetransmissionStallsBlamesTheLinkAndASchedulerTickDoesNot) {
+  auto withTail = [](double p99Us) {
+    Job job = jobOf(4, [](int, int) { return 1.0; });
+    for (Measurement& m : job.measurements) {
+      if (m.a == 1 && m.b == 2) m.figures.latencyP99Us = p99Us;
+    }
+    return analyseJob(job);
+  };
+  EXPECT_EQ(blamed(withTail(300'000)), std::vector<std::string>{"link:h1 <-> h2"});
+  EXPECT_TRUE(blamed(withTail(8'000)).empty()) << "8 ms is a busy host's scheduler, not a loss";
+}
+
+TEST(ValidateBisection, TheTreeHalvesTheHostsBesideTheAnchor) {
+  EXPECT_TRUE(bisectionTree(1).empty());
+  EXPECT_TRUE(bisectionTree(2).empty());  // one host beside the anchor: nothing to halve
+  const std::vector<BisectionNode> tree = bisectionTree(6);
+  ASSERT_EQ(tree.size(), 9u);  // 5 leaves, 4 inner nodes
+  EXPECT_EQ(tree[0].first, 1);
+  EXPECT_EQ(tree[0].last, 5);
+  int leaves = 0;
+  for (const BisectionNode& node : tree) {
+    EXPECT_TRUE(node.holds(0)) << "the anchor is in every group";
+    if (node.left < 0) {
+      EXPECT_EQ(node.first, node.last);
+      ++leaves;
+      continue;
+    }
+    const BisectionNode& left = tree[static_cast<size_t>(node.left)];
+    const BisectionNode& right = tree[static_cast<size_t>(node.right)];
+    // The halves split the node's hosts, the larger by at most one host.
+    EXPECT_EQ(left.first, node.first);
+    EXPECT_EQ(left.last + 1, right.first);
+    EXPECT_EQ(right.last, node.last);
+    EXPECT_LE(std::abs((left.last - left.first) - (right.last - right.first)), 1);
+    EXPECT_GT(node.left, &node - tree.data()) << "children come after their parent";
+  }
+  EXPECT_EQ(leaves, 5);
 }
 
 TEST(ValidateAnalysis, OperatorFiguresJudgeACellWideShortfall) {

@@ -4,7 +4,8 @@ the schemas in docs/, each heatmap well-formed XML with one cell per measured (o
 one slow mark per slow cell, and what the case asks of the verdict and the blame.
 
   check_report.py DIR [--verdict V] [--no-outliers] [--no-blame] [--only-blame KIND:WHAT]
-                      [--failure] [--corrupt-rank R --offset O] [--bisected HOST]
+                      [--failure] [--failure-hosts H1,H2] [--corrupt-rank R --offset O]
+                      [--bisected HOST]
   check_report.py --selftest    the checks on made-up outputs that must fail them
 
 Uses python3-jsonschema when it is installed, else a small validator of the schema subset the
@@ -139,6 +140,13 @@ def check_case(report, args):
         problems.append(f"blamed {described}, want exactly ['{args.only_blame}']")
     if args.failure and report["failure"] is None:
         problems.append("no failure reported")
+    if args.failure_hosts and report["failure"] is not None:
+        # The ranks the failure names must all be on these hosts, and there must be some.
+        allowed = set(args.failure_hosts.split(","))
+        host_of = {rank: h["name"] for h in report["hosts"] for rank in h["ranks"]}
+        named = {host_of.get(rank, "?") for rank in report["failure"]["ranks_named"]}
+        if not named or not named <= allowed:
+            problems.append(f"the failure names hosts {sorted(named)}, want some of {sorted(allowed)}")
     if args.corrupt_rank is not None:
         wanted = [b for b in blames if b["kind"] == "rank" and
                   b["what"].startswith(f"rank {args.corrupt_rank} ") and b["failed"]]
@@ -148,10 +156,19 @@ def check_case(report, args):
             problems.append(f"the blame does not name offset {args.offset}: {wanted[0]['why']}")
     if args.bisected:
         names = {h["index"]: h["name"] for h in report["hosts"]}
-        found = [c for c in report["collectives"] if names.get(c["blamed_host"]) == args.bisected]
+        # A wrong collective's bisection, or the bisection of a failure that ended the run.
+        runs = [(c["schedule"], c["blamed_host"], c["bisection"]) for c in report["collectives"]]
+        if report["failure"] is not None:
+            f = report["failure"]
+            runs.append(("failure", f["blamed_host"], f["bisection"]))
+        found = [r for r in runs if names.get(r[1]) == args.bisected]
         if not found:
             problems.append(f"no bisection isolated {args.bisected}: " +
-                            str([(c["schedule"], c["bisection"]) for c in report["collectives"]]))
+                            str([(what, steps) for what, _, steps in runs]))
+        elif not any(b["kind"] == "host" and b["what"] == args.bisected and b["failed"]
+                     for b in blames):
+            problems.append(f"the bisection isolated {args.bisected} but it is not blamed: "
+                            f"{described}")
     return problems
 
 
@@ -196,6 +213,7 @@ def main():
     parser.add_argument("--corrupt-rank", type=int)
     parser.add_argument("--offset", type=int)
     parser.add_argument("--bisected")
+    parser.add_argument("--failure-hosts")
     args = parser.parse_args()
     if args.selftest:
         return selftest()

@@ -8,7 +8,15 @@
 #   validate_test.sh slow-link HOSTS SLOTS    h1 <-> h2 at a tenth: exit 1, that link alone blamed
 #   validate_test.sh slow-host HOSTS SLOTS    every link of h1 at a tenth: exit 1, h1 blamed, no link
 #   validate_test.sh link-down HOSTS SLOTS    h2's link goes down mid-run: exit 2 within the
-#                                             time-out and a slack, the failure reported, no hang
+#                                             time-out, the bisection and a slack, the failure
+#                                             reported and the bisection isolating h2, no hang
+#   validate_test.sh slow-nic HOSTS 2         two NICs (rails) per host, local rank i on veth<i>:
+#                                             h1's veth1 at a tenth both ways: exit 1, that NIC
+#                                             alone blamed, not h1
+#   validate_test.sh lossy-link HOSTS SLOTS   h1 and h2 drop a tenth of the packets between them
+#                                             (iptables statistic): within a bounded time, exit 1
+#                                             with that link blamed, or exit 2 with the failure
+#                                             naming ranks of h1 or h2 alone
 #   validate_test.sh corrupt HOSTS SLOTS      rank 1 flips a byte of what it sends
 #                                             (HOOP_TEST_FLIP_BYTE): exit 2, the rank blamed with
 #                                             the offset, bisection isolates its host
@@ -32,6 +40,8 @@ readonly SKIP=77
 readonly BASE_MBIT=100
 readonly SLOW_MBIT=10
 readonly FLIP_OFFSET=1000
+# The share of packets a lossy link drops each way.
+readonly DROP_PROBABILITY=0.1
 
 say() { echo "validate: $*"; }
 
@@ -84,7 +94,20 @@ reap_stale_sets() {
   done
 }
 
-start_set() { # HOSTS
+# Egress of one interface: class 10 (the default) at the healthy rate, class 20 at the slow one
+# for the destinations a case sends there.
+shape() { # NAMESPACE DEVICE
+  ip netns exec "$1" tc qdisc add dev "$2" root handle 1: htb default 10
+  ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate "${BASE_MBIT}mbit" quantum 30000
+  ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:20 htb rate "${SLOW_MBIT}mbit" quantum 30000
+}
+
+# What hooprun starts on every host: hoop-validate on veth0, or with rails each rank on the NIC
+# of its rail (local rank i on veth<i>, HOOP_SOCKET_IFNAME set per rank).
+PROGRAM=()
+
+start_set() { # HOSTS SLOTS [RAILS]
+  local rails=${3:-1}
   require_namespaces
   : "${HOOPRUN:?set HOOPRUN to the hooprun binary}" "${HOOP_VALIDATE:?set HOOP_VALIDATE}"
   reap_stale_sets
@@ -92,19 +115,19 @@ start_set() { # HOSTS
   OUT=$(mktemp -d "${TMPDIR:-/tmp}/hoopval-$$.XXXXXX")
   trap cleanup EXIT
   trap 'exit 130' INT TERM
-  "$NETNS" up "$SET" "$1"
-  local h
+  "$NETNS" up "$SET" "$1" "$rails"
+  local h r
   for ((h = 0; h < $1; h++)); do
-    # Egress of each host: class 10 (the default) at the healthy rate, class 20 at the slow one
-    # for the destinations a case sends there.
-    ip netns exec "$SET-h$h" tc qdisc add dev veth0 root handle 1: htb default 10
-    ip netns exec "$SET-h$h" tc class add dev veth0 parent 1: classid 1:10 htb \
-      rate "${BASE_MBIT}mbit" quantum 30000
-    ip netns exec "$SET-h$h" tc class add dev veth0 parent 1: classid 1:20 htb \
-      rate "${SLOW_MBIT}mbit" quantum 30000
+    for ((r = 0; r < rails; r++)); do shape "$SET-h$h" "veth$r"; done
   done
-  # What a healthy link gives each pair: the rate shared by a host's ranks, less the headers.
-  local slots=$2
+  if ((rails == 1)); then
+    PROGRAM=(-x HOOP_SOCKET_IFNAME==veth0 "$HOOP_VALIDATE")
+  else
+    # shellcheck disable=SC2016 # expanded by each rank's shell, not this one
+    PROGRAM=(sh -c 'HOOP_SOCKET_IFNAME="=veth$HOOP_LOCAL_RANK" exec "$0" "$@"' "$HOOP_VALIDATE")
+  fi
+  # What a healthy link gives each pair: the rate shared by the ranks on one NIC, less the headers.
+  local slots=$((($2 + rails - 1) / rails))
   awk -v mbit="$BASE_MBIT" -v slots="$slots" 'BEGIN {
     printf "# one way per pair: %d Mbit/s shared by %d rank(s), 95%% of it past the headers\n", mbit, slots
     printf "tcp bandwidth %.6f\n", mbit / 8 / 1000 / slots * 0.95 }' >"$OUT/expect.txt"
@@ -130,7 +153,7 @@ validate() { # SLOTS NRANKS ARGS...
   say "hooprun -np $n -H $hosts hoop-validate $*"
   STATUS=0
   HOOP_RSH="$NETNS rsh $SET" "$NETNS" exec "$SET" h0 "$HOOPRUN" --timeout 120 -np "$n" -H "$hosts" \
-    -x HOOP_SOCKET_IFNAME==veth0 -x HOOP_INIT_TIMEOUT=20 "${EXTRA_X[@]}" "$HOOP_VALIDATE" \
+    -x HOOP_INIT_TIMEOUT=20 "${EXTRA_X[@]}" "${PROGRAM[@]}" \
     --out "$OUT/report" --expect "$OUT/expect.txt" --bytes 64K "$@" >"$OUT/log" 2>&1 </dev/null &
   VALIDATE_PID=$!
 }
@@ -214,7 +237,9 @@ case_slow_host() {
 }
 
 case_link_down() {
-  local hosts=$1 slots=$2 timeout=3 slack=25
+  # After the job fails (within a time-out or two), the bisection: at most two levels for four
+  # hosts, each test waiting at most twice the time-out.
+  local hosts=$1 slots=$2 timeout=3 slack=25 bisecting=12
   EXTRA_X=(-x "HOOP_TIMEOUT=$timeout")
   start_set "$hosts" "$slots"
   # A burn-in long enough to be cut in the middle; it would end on its own only after 60 s.
@@ -227,8 +252,9 @@ case_link_down() {
   local took=$((SECONDS - cut))
   say "hoop-validate ended ${took} s after the cut with status $STATUS"
   expect_status 2
-  ((took <= timeout * 2 + slack)) || problem "it took ${took} s after the cut (limit $((timeout * 2 + slack)) s)"
-  check_report --verdict failed --failure
+  local limit=$((timeout * 2 + bisecting + slack))
+  ((took <= limit)) || problem "it took ${took} s after the cut (limit $limit s)"
+  check_report --verdict failed --failure --bisected h2
   conclude
 }
 
@@ -238,6 +264,56 @@ case_corrupt() {
   start_set "$hosts" "$slots"
   validate "$slots" $((hosts * slots)) --quick
   judge 2 --verdict failed --corrupt-rank 1 --offset "$FLIP_OFFSET" --bisected "$(host_of_rank 1 "$slots")"
+}
+
+case_slow_nic() {
+  local hosts=$1 slots=$2
+  ((slots == 2)) || { echo "slow-nic runs two ranks per host, one per rail" >&2; exit 2; }
+  start_set "$hosts" "$slots" 2
+  # h1's second NIC at a tenth both ways: its own egress, and the switch's port towards it.
+  ip netns exec "$SET-h1" tc class change dev veth1 parent 1: classid 1:10 htb \
+    rate "${SLOW_MBIT}mbit" quantum 30000
+  shape "$SET-sw" p1r1
+  ip netns exec "$SET-sw" tc class change dev p1r1 parent 1: classid 1:10 htb \
+    rate "${SLOW_MBIT}mbit" quantum 30000
+  validate "$slots" $((hosts * slots)) --quick --full
+  judge 1 --verdict degraded --only-blame "nic:h1 veth1 (rail 1)"
+}
+
+case_lossy_link() {
+  local hosts=$1 slots=$2 limit=60
+  require_namespaces
+  command -v iptables >/dev/null || { echo "SKIP: a lossy link needs iptables"; exit "$SKIP"; }
+  start_set "$hosts" "$slots"
+  local a b
+  a=$("$NETNS" addr "$SET" h1)
+  b=$("$NETNS" addr "$SET" h2)
+  # Each end drops that share of what it sends to the other, and of what it receives from it.
+  local ns peer
+  for ns in h1 h2; do
+    peer=$b
+    [[ $ns == h2 ]] && peer=$a
+    ip netns exec "$SET-$ns" iptables -A OUTPUT -o veth0 -d "$peer" \
+      -m statistic --mode random --probability "$DROP_PROBABILITY" -j DROP ||
+      { echo "SKIP: iptables cannot drop at random here (statistic match)"; exit "$SKIP"; }
+    ip netns exec "$SET-$ns" iptables -A INPUT -i veth0 -s "$peer" \
+      -m statistic --mode random --probability "$DROP_PROBABILITY" -j DROP
+  done
+  local begin=$SECONDS
+  validate "$slots" $((hosts * slots)) --quick --full
+  finish
+  local took=$((SECONDS - begin))
+  say "hoop-validate ended after ${took} s with status $STATUS"
+  ((took <= limit)) || problem "it took ${took} s (limit $limit s)"
+  if ((STATUS == 1)); then
+    check_report --verdict degraded --only-blame "link:h1 <-> h2"
+  elif ((STATUS == 2)); then
+    check_report --verdict failed --failure --failure-hosts h1,h2
+  else
+    problem "exit status $STATUS, want 1 (the link slow) or 2 (the link failed)"
+  fi
+  ip netns exec "$SET-h1" iptables -L OUTPUT -v -n -x | awk '/statistic/ {print "validate: h1 dropped " $1 " packets to h2"}'
+  conclude
 }
 
 # On this host alone: hooprun's own local launch, no shaping; judged against the cluster.
@@ -304,6 +380,8 @@ main() {
     slow-host) case_slow_host "$@" ;;
     link-down) case_link_down "$@" ;;
     corrupt) case_corrupt "$@" ;;
+    slow-nic) case_slow_nic "$@" ;;
+    lossy-link) case_lossy_link "$@" ;;
     time) case_time "$@" ;;
     local) case_local "$@" ;;
     local-corrupt) case_local_corrupt "$@" ;;

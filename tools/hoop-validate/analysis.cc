@@ -20,6 +20,9 @@ constexpr double kHostSlowShare = 0.75;
 // Latency is noisier than bandwidth (a scheduler tick is a round trip): a cell is slow only when
 // it is worse than its reference by the square of the bandwidth's factor.
 double latencyFactor(double slowFraction) { return slowFraction * slowFraction; }
+// A round trip's tail this long is a retransmission time-out (Linux waits 200 ms at least before
+// sending a lost segment again), not a scheduler tick: one way, half a 100 ms round trip.
+constexpr double kStallUs = 50'000;
 
 double valueOf(const Measurement& m, Metric metric, bool lowerToHigher) {
   switch (metric) {
@@ -119,8 +122,10 @@ void judgeCells(const AnalysisInput& in, std::vector<Cell>& cells) {
     } else {
       cell.ratio = cell.reference / cell.median;
       // The tail of a few dozen round trips is their slowest one, which a scheduler tick on a
-      // busy host sets: shown in the matrices, never a verdict on its own.
-      cell.slow = cell.metric == Metric::kLatencyP50 && cell.ratio < latencyFactor(in.slowFraction);
+      // busy host sets: a verdict only when it is a stall, the mark of a link that drops packets.
+      const bool stalled = cell.metric == Metric::kLatencyP99 && cell.median >= kStallUs;
+      cell.slow = (cell.metric == Metric::kLatencyP50 || stalled) &&
+                  cell.ratio < latencyFactor(in.slowFraction);
     }
   }
 }
@@ -136,7 +141,8 @@ void localise(const AnalysisInput& in, Analysis& out) {
   std::map<std::pair<int, int>, std::pair<int, int>> rankPairsIntra;
   std::map<int, std::map<std::pair<int, int>, std::pair<int, int>>> rails;  // by local index
   for (const Cell& cell : out.cells) {
-    if (cell.metric == Metric::kLatencyP99) continue;  // the tail is reported, not blamed
+    // The tail is reported, and blamed only where it stalls (judgeCells).
+    if (cell.metric == Metric::kLatencyP99 && !cell.slow) continue;
     const int hostA = layout.hostOf[static_cast<size_t>(cell.from)];
     const int hostB = layout.hostOf[static_cast<size_t>(cell.to)];
     if (cell.phase == Phase::kIntraHost) {
@@ -188,12 +194,56 @@ void localise(const AnalysisInput& in, Analysis& out) {
       }
     }
   }
-  // What a blamed rail explains is not counted again against hosts and links.
-  if (!blamedRails.empty()) {
+  // NICs: where hosts have several, one host's rail i slow towards most of the hosts it was
+  // measured with on that rail while another of its rails is not: that NIC (or its cable or
+  // switch port), not the host, which still reaches its peers well through its other NICs.
+  std::set<std::pair<int, int>> blamedNics;  // host, rail
+  if (rails.size() > 1 && severalNics) {
+    for (int host = 0; host < hosts; ++host) {
+      std::map<int, std::pair<int, int>> byRail;  // rail: peer hosts measured, slow towards
+      for (const auto& [rail, pairs] : rails) {
+        if (blamedRails.count(rail)) continue;
+        for (const auto& [pair, counts] : pairs) {
+          if (pair.first != host && pair.second != host) continue;
+          byRail[rail].first++;
+          byRail[rail].second += counts.second > 0 ? 1 : 0;
+        }
+      }
+      auto mostlySlow = [](const std::pair<int, int>& counts) {
+        return counts.second >= kHostMinSlowPeers && counts.second >= kHostSlowShare * counts.first;
+      };
+      bool aRailIsWell = false;
+      for (const auto& [rail, counts] : byRail)
+        aRailIsWell |= counts.first > 0 && !mostlySlow(counts);
+      if (!aRailIsWell) continue;  // every rail slow: the host, below
+      for (const auto& [rail, counts] : byRail) {
+        if (!mostlySlow(counts)) continue;
+        blamedNics.insert({host, rail});
+        const int rank = layout.hostRanks[static_cast<size_t>(host)][static_cast<size_t>(rail)];
+        out.blames.push_back(
+            {"nic",
+             str(hostLabel(layout, host), " ", (*in.nics)[static_cast<size_t>(rank)].name,
+                 " (rail ", rail, ")"),
+             str("slow to ", counts.second, " of the ", counts.first,
+                 " hosts it was measured with on rail ", rail, "; the host's other rails are not"),
+             counts.second,
+             counts.first,
+             {host},
+             false});
+      }
+    }
+  }
+  // What a blamed rail or NIC explains is not counted again against hosts and links.
+  auto explained = [&](int rail, const std::pair<int, int>& pair) {
+    return blamedRails.count(rail) > 0 || blamedNics.count({pair.first, rail}) > 0 ||
+           blamedNics.count({pair.second, rail}) > 0;
+  };
+  if (!blamedRails.empty() || !blamedNics.empty()) {
     for (auto& [pair, counts] : hostPairs) counts.second = 0;
     for (const auto& [rail, pairs] : rails) {
-      if (blamedRails.count(rail)) continue;
-      for (const auto& [pair, counts] : pairs) hostPairs[pair].second += counts.second;
+      for (const auto& [pair, counts] : pairs) {
+        if (!explained(rail, pair)) hostPairs[pair].second += counts.second;
+      }
     }
   }
   // Hosts: slow towards most of the peers they were measured with.
@@ -235,10 +285,10 @@ void localise(const AnalysisInput& in, Analysis& out) {
   for (const auto& [pair, counts] : hostPairs) {
     if (counts.second == 0) continue;
     if (blamedHosts.count(pair.first) || blamedHosts.count(pair.second)) continue;
-    bool railExplains = !blamedRails.empty();
+    bool railExplains = true;
     for (const auto& [rail, pairs] : rails) {
       const auto found = pairs.find(pair);
-      if (found != pairs.end() && found->second.second > 0 && !blamedRails.count(rail)) {
+      if (found != pairs.end() && found->second.second > 0 && !explained(rail, pair)) {
         railExplains = false;
       }
     }
@@ -435,6 +485,18 @@ Analysis analyse(const AnalysisInput& in) {
                           "the run ended in " + in.failure->where + ": " +
                               in.failure->message.substr(0, in.failure->message.find('\n')),
                           1, 1, hostsNamed, true});
+    if (in.failure->blamedHost >= 0) {
+      const int steps = static_cast<int>(in.failure->bisection.size());
+      out.blames.push_back({"host",
+                            hostLabel(layout, in.failure->blamedHost),
+                            "every group holding it failed after the job did; bisection isolated "
+                            "it in " +
+                                std::to_string(steps) + " step(s)",
+                            steps,
+                            steps,
+                            {in.failure->blamedHost},
+                            true});
+    }
     out.verdict = "failed";
   }
   for (const Blame& blame : out.blames) {

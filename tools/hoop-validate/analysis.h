@@ -67,7 +67,9 @@ struct CollectiveOutcome {
 struct RunFailure {
   std::string where;  // "cross-host round 2 of pass 0"
   std::string message;
-  std::vector<int> ranksNamed;  // ranks the message names (besides rank 0)
+  std::vector<int> ranksNamed;         // ranks the message names (besides rank 0)
+  std::vector<std::string> bisection;  // what each halving step found (bisection.h)
+  int blamedHost = -1;                 // the host the bisection isolated; -1 none
 };
 
 struct HostVerdict {

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "api/c_api_submit.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "bisection.h"
 #include "collective_check.h"
 #include "expected.h"
 #include "measure.h"
@@ -67,6 +70,15 @@ std::vector<std::pair<int, int>> suspectPairs(hoopComm_t comm, int self, const L
   return pairs;
 }
 
+// Each operation's time-out in seconds: HOOP_TIMEOUT as the job has it (run() sets it from
+// --timeout when the environment has none).
+double operationTimeoutSeconds(const Options& options) {
+  const char* text = std::getenv("HOOP_TIMEOUT");
+  char* end = nullptr;
+  const double seconds = text == nullptr ? 0 : std::strtod(text, &end);
+  return text != nullptr && end != text && seconds > 0 ? seconds : options.timeoutSeconds;
+}
+
 // Rank 0's decision, on every rank.
 int agreed(hoopComm_t comm, int value) {
   check(comm, hoopBroadcast(&value, &value, 1, hoopInt32, 0, comm, nullptr), "agreeing");
@@ -104,8 +116,14 @@ int run(const Options& options) {
   bool failed = false;
   int passes = 0;
   std::string where = "gathering the ranks' NICs";
+  // Its tests may start up to a time-out apart on different ranks (each rank meets the job's
+  // failure under its own time-out), so each waits twice that.
+  const double timeout = operationTimeoutSeconds(options);
+  std::unique_ptr<Bisection> bisection;
   try {
     nics = gatherNics(comm);
+    where = "splitting the communicators of the bisection";
+    bisection = std::make_unique<Bisection>(comm, layout, static_cast<int>(std::ceil(2 * timeout)));
     LinkProbeOptions probe;
     probe.messageBytes = options.messageBytes;
     probe.messages = options.messages;
@@ -145,7 +163,7 @@ int run(const Options& options) {
     }
     if (options.collectives) {
       where = "the whole-job allreduce check";
-      collectives = checkCollectives(comm, layout, options.messageBytes * 4);
+      collectives = checkCollectives(comm, layout, options.messageBytes * 4, bisection.get());
     }
   } catch (const Error& error) {
     failed = true;
@@ -154,6 +172,14 @@ int run(const Options& options) {
     for (int rank : ranksNamedIn(failure.message, size)) {
       if (rank != self) failure.ranksNamed.push_back(rank);
     }
+  }
+  // The job's communicator has failed: halve the job over the communicators split at the start,
+  // to find the host every failing group holds.
+  Clock::time_point bisectionStart = Clock::now();
+  if (failed && bisection != nullptr && bisection->possible()) {
+    BisectionResult found = bisection->run(options.messageBytes);
+    failure.bisection = std::move(found.steps);
+    failure.blamedHost = found.blamedHost;
   }
 
   int exitCode = kExitFailed;
@@ -182,9 +208,16 @@ int run(const Options& options) {
     if (self != 0) {
       std::cerr << "hoop-validate: rank " << self << " stopped in " << failure.where << ": "
                 << failure.message << '\n';
-      // Rank 0 reports for the job: give it the time-out it may still be waiting through, so the
-      // launcher does not stop it (on this rank's exit) before it has written the report.
-      std::this_thread::sleep_for(std::chrono::duration<double>(options.timeoutSeconds + 5));
+      // Rank 0 reports for the job: give it the time-out it may still be waiting through and the
+      // rest of its bisection, so the launcher does not stop it (on this rank's exit) before it
+      // has written the report.
+      const double bisecting =
+          bisection == nullptr
+              ? 0
+              : bisection->worstSeconds() -
+                    std::chrono::duration<double>(Clock::now() - bisectionStart).count();
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(std::max(0.0, bisecting) + timeout + 5));
     }
     hoopCommAbort(comm);
     return kExitFailed;

@@ -188,6 +188,10 @@ std::string reportJson(const RunRecord& run) {
     json.key("ranks_named").beginArray(true);
     for (int rank : run.failure->ranksNamed) json.integer(rank);
     json.endArray();
+    json.key("bisection").beginArray();
+    for (const std::string& step : run.failure->bisection) json.string(step);
+    json.endArray();
+    json.key("blamed_host").integer(run.failure->blamedHost);
     json.endObject();
   }
   json.key("cells").beginArray();

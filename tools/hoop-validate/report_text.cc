@@ -96,6 +96,11 @@ void printSummary(const RunRecord& run, std::ostream& out) {
         << '\n';
     for (const std::string& step : c.bisection) out << "    bisection: " << step << '\n';
   }
+  if (run.failure != nullptr) {
+    for (const std::string& step : run.failure->bisection) {
+      out << "  bisection of the failure: " << step << '\n';
+    }
+  }
   out << "outliers (" << analysis.outliers.size() << "):";
   if (analysis.outliers.empty()) out << " none";
   out << '\n';
