@@ -184,7 +184,6 @@ class _Completer:
                     "timeout of {} s".format(call.operation, self._rank, self._timeout_seconds)
                 )
 
-
     def _ended(self, call):
         try:
             return self._comm.wait_ticket(call.ticket, _WAIT_SLICE_MS)

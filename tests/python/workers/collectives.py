@@ -304,7 +304,8 @@ def main():
     hvd.shutdown()
     if hvd.is_initialized():
         raise AssertionError("still initialized after shutdown")
-    print("rank {} of {}: every step passed: {}".format(rank, size, " ".join(sys.argv[1:] or ["all"])))
+    steps_given = " ".join(sys.argv[1:] or ["all"])
+    print("rank {} of {}: every step passed: {}".format(rank, size, steps_given))
 
 
 if __name__ == "__main__":
