@@ -1,8 +1,8 @@
 """A Horovod-style synthetic training benchmark that runs unchanged on Horovod and on hoop.torch:
 only the import differs (--hoop). It follows the loop of Horovod's pytorch_synthetic_benchmark.py
 (warm-up batches, then iterations of several batches, images per second per iteration) but trains
-the ResNet-like network of bench/train/ddp_step_time.py, because torchvision (which provides that
-script's models) is not packaged in Debian.
+the ResNet-like network of bench/train/ddp_step_time.py, so that it runs without torchvision (which
+provides that script's models; Debian's python3-torchvision does, for Horovod's own script).
 
   <horovod-venv>/bin/horovodrun -np 2 -H localhost:2 --gloo <horovod-venv>/bin/python \\
       bench/compare/horovod_synthetic.py

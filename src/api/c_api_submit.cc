@@ -22,9 +22,10 @@ thread_local GroupState group;
 constexpr int kCollectiveLane = 0;
 constexpr int kPointToPointLane = 1;
 
-// One call's timeline event: what ran, how, how many bytes, how long. Only with the timeline on.
+// One call's timeline event: what ran, how, how many bytes, how long, and why it failed when it
+// did (`failure` non-empty). Only with the timeline on.
 void recordCall(const Deferred& op, Clock::time_point began, std::string schedule,
-                const std::string& transport) {
+                const std::string& transport, const char* failure) {
   TimelineEvent event;
   event.start = timelineWallStart(began);
   event.duration = Clock::now() - began;
@@ -53,11 +54,13 @@ void recordCall(const Deferred& op, Clock::time_point began, std::string schedul
   event.args.emplace_back("transport", transport.empty() ? "none" : transport);
   event.args.emplace_back("bytes", std::to_string(bytes));
   event.args.emplace_back("communicator_rank", std::to_string(op.comm->rank.load()));
+  if (*failure != '\0') event.args.emplace_back("error", failure);
   timelineRecord(event);
 }
 
 // A group's sends and receives on host memory, run together: one event.
-void recordP2pGroup(hoopComm* comm, const std::vector<P2pOp>& ops, Clock::time_point began) {
+void recordP2pGroup(hoopComm* comm, const std::vector<P2pOp>& ops, Clock::time_point began,
+                    const char* failure) {
   TimelineEvent event;
   event.start = timelineWallStart(began);
   event.duration = Clock::now() - began;
@@ -72,25 +75,32 @@ void recordP2pGroup(hoopComm* comm, const std::vector<P2pOp>& ops, Clock::time_p
   event.args.emplace_back("bytes received", std::to_string(received));
   event.args.emplace_back("transport", comm->impl->transportsInUse());
   event.args.emplace_back("communicator_rank", std::to_string(comm->rank.load()));
+  if (*failure != '\0') event.args.emplace_back("error", failure);
   timelineRecord(event);
 }
 
 void executeNow(const Deferred& op);
 
 // Runs op; with the timeline on, also records it (the schedule is read before the call, which
-// may settle a choice, under the operation lock as runCollective reads it).
+// may settle a choice, under the operation lock as runCollective reads it). A call that fails
+// is recorded too, with its error: the trace of a job that went wrong is the one that is read.
 void execute(const Deferred& op) {
   if (!timelineOn()) return executeNow(op);
   const Clock::time_point began = Clock::now();
   std::string schedule;
-  if (op.kind == Deferred::Kind::kCollective && op.collective.memory == MemoryKind::kHost &&
-      !op.premultiply) {
-    runOn(op.comm, [&](Communicator& c) {
-      schedule = std::string(chooseSchedule(c, op.collective).schedule->name());
-    });
+  try {
+    if (op.kind == Deferred::Kind::kCollective && op.collective.memory == MemoryKind::kHost &&
+        !op.premultiply) {
+      runOn(op.comm, [&](Communicator& c) {
+        schedule = std::string(chooseSchedule(c, op.collective).schedule->name());
+      });
+    }
+    executeNow(op);
+  } catch (const std::exception& failure) {
+    recordCall(op, began, std::move(schedule), op.comm->impl->transportsInUse(), failure.what());
+    throw;
   }
-  executeNow(op);
-  recordCall(op, began, std::move(schedule), op.comm->impl->transportsInUse());
+  recordCall(op, began, std::move(schedule), op.comm->impl->transportsInUse(), "");
 }
 
 void executeNow(const Deferred& op) {
@@ -145,8 +155,13 @@ void executeGroup(hoopComm* comm, const std::vector<Deferred>& ops) {
   }
   if (!hostP2p.empty()) {
     const Clock::time_point began = Clock::now();
-    runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
-    if (timelineOn()) recordP2pGroup(comm, hostP2p, began);
+    try {
+      runOn(comm, [&](Communicator& c) { runP2pGroup(c, hostP2p); });
+    } catch (const std::exception& failure) {
+      if (timelineOn()) recordP2pGroup(comm, hostP2p, began, failure.what());
+      throw;
+    }
+    if (timelineOn()) recordP2pGroup(comm, hostP2p, began, "");
   }
   if (!deviceP2p.empty()) {
     runOn(comm, [&](Communicator& c) { runDeviceP2pGroup(c, deviceP2p, deviceStream); });

@@ -18,7 +18,7 @@ constexpr int kNegotiationLane = 3;
 constexpr int kRunLane = 4;
 
 void recordPhase(const LocalRequest& request, const char* phase, int lane, Clock::time_point from,
-                 Clock::time_point to) {
+                 Clock::time_point to, const std::string& failure = {}) {
   TimelineEvent event;
   event.name = request.name;
   event.category = std::string("engine.") + phase;
@@ -28,15 +28,18 @@ void recordPhase(const LocalRequest& request, const char* phase, int lane, Clock
   event.args.emplace_back("phase", phase);
   event.args.emplace_back("kind", std::string(kindName(request.shape.kind)));
   event.args.emplace_back("count", std::to_string(request.shape.count));
+  if (!failure.empty()) event.args.emplace_back("error", failure);
   timelineRecord(event);
 }
 
 // A finished request's three phases: waiting for the engine's thread, agreeing with the other
-// ranks, and running (fused or alone; the fusion buffer's copies show as their own events).
-void recordRequest(const LocalRequest& request, Clock::time_point finished) {
+// ranks, and running (fused or alone; the fusion buffer's copies show as their own events). The
+// run carries the error of a request that failed.
+void recordRequest(const LocalRequest& request, Clock::time_point finished,
+                   const std::string& failure) {
   recordPhase(request, "queue", kQueueLane, request.submittedAt, request.adoptedAt);
   recordPhase(request, "negotiate", kNegotiationLane, request.adoptedAt, request.agreedAt);
-  recordPhase(request, "run", kRunLane, request.agreedAt, finished);
+  recordPhase(request, "run", kRunLane, request.agreedAt, finished, failure);
 }
 
 }  // namespace
@@ -141,7 +144,7 @@ bool Engine::Impl::cycle() {
       },
       [&](LocalRequest& request, hoopResult_t code, const std::string& message) {
         ++(code == hoopSuccess ? finishedOk : finishedFailed);
-        if (timelineOn()) recordRequest(request, Clock::now());
+        if (timelineOn()) recordRequest(request, Clock::now(), message);
         finish(request, code, message);
       },
       counters);
@@ -277,6 +280,10 @@ void Engine::Impl::failEverything(hoopResult_t code, const std::string& message)
     LocalRequest& request = pending.front();
     const std::string text = prefix() + kindName(request.shape.kind) + " of tensor '" +
                              request.name + "' did not complete: " + message;
+    // Failed before the ranks agreed to run it, or while it ran: one event from its submission.
+    if (timelineOn()) {
+      recordPhase(request, "failed", kRunLane, request.submittedAt, Clock::now(), text);
+    }
     handles.complete(request.handle, code, text);
     pendingByName.erase(request.name);
     pending.pop_front();

@@ -152,4 +152,32 @@ TEST(Timeline, EveryCallIsAnEventAndTheFileIsCompleteAtEveryMoment) {
   unlink(path.c_str());
 }
 
+TEST(Timeline, AFailedCallIsAnEventWithItsError) {
+  const std::string base = testing::TempDir() + "hoop-timeline-failed-" + std::to_string(getpid());
+  ASSERT_EQ(hoopTimelineStart((base + ".json").c_str(), 0), hoopSuccess)
+      << hoopGetLastError(nullptr);
+  const std::string path = base + ".0.json";
+  setenv("HOOP_TIMEOUT", "1", 1);
+  {
+    NonBlockingPair pair;
+    float value = 1;
+    ASSERT_EQ(hoopAllReduce(&value, &value, 1, hoopFloat32, hoopSum, pair.comms[0], nullptr),
+              hoopInProgress);
+    uint64_t ticket = 0;
+    ASSERT_EQ(hoopCommQueueTicket(pair.comms[0], &ticket), hoopSuccess);
+    // Rank 1 never joins: the call times out, and the trace shows it with why.
+    EXPECT_EQ(hoopCommWaitTicket(pair.comms[0], ticket, 10000), hoopTimeout);
+  }
+  unsetenv("HOOP_TIMEOUT");
+  EXPECT_EQ(hoopTimelineStop(), hoopSuccess);
+  const std::string text = readFile(path);
+  EXPECT_EQ(text.substr(text.size() - 4), "\n]}\n");
+  const size_t event = text.find("\"name\":\"allreduce\"");
+  ASSERT_NE(event, std::string::npos) << text;
+  const size_t error = text.find("\"error\":\"", event);
+  ASSERT_NE(error, std::string::npos) << text;
+  EXPECT_NE(text.find("timed out", error), std::string::npos) << text;
+  unlink(path.c_str());
+}
+
 }  // namespace

@@ -33,6 +33,9 @@ def check_rank_file(path, rank):
     assert any(c["args"]["bytes"] == "4096" for c in calls), calls
     for c in calls:
         assert c["args"]["schedule"] and c["args"]["transport"], c
+    # The named allreduce whose shapes differ failed on every rank; its run says why.
+    failed = [e for e in events if e["name"] == "grad.mismatched" and "error" in e["args"]]
+    assert failed and "grad.mismatched" in failed[0]["args"]["error"], events
     return events
 
 
@@ -44,6 +47,11 @@ def test_timeline_is_complete_after_a_clean_shutdown_and_after_an_abort(tmp_path
     for rank in range(2):
         # Written until the engine's communicator shut down cleanly.
         check_rank_file(tmp_path / "trace.{}.json".format(rank), rank)
-        # Started from Python, then the communicator was aborted.
+        # Started from Python; the communicator was aborted with a call in flight on rank 0.
         events = load_events(tmp_path / "restarted.{}.json".format(rank))
-        assert any(e["name"] == "allreduce" and e["args"]["bytes"] == "32" for e in events), events
+        calls = [e for e in events if e["name"] == "allreduce"]
+        assert any(c["args"]["bytes"] == "32" and "error" not in c["args"] for c in calls), events
+        if rank == 0:
+            aborted = [c for c in calls if c["args"]["bytes"] == "64"]
+            assert len(aborted) == 1 and aborted[0]["args"]["error"], events
+            assert aborted[0]["dur"] > 0, aborted

@@ -45,6 +45,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup, ReduceOp, Work, _create_work_from_future
 
 from hoop import _hoop
+from hoop._hoop import HoopError
 from hoop._runtime import error
 from hoop.torch._types import hoop_dtype
 
@@ -54,8 +55,9 @@ _UNIQUE_ID_KEY = "hoop_unique_id"
 _WAIT_SLICE_MS = 200
 # Beyond hoop's own per-operation timeout, before the completer gives up on a call itself.
 _GRACE_SECONDS = 15
-# How long closing a process group lets its calls in flight end before it aborts them.
-_CLOSE_SECONDS = 10
+# How long closing a process group lets its calls in flight end before it aborts them, unless
+# HOOP_TORCH_CLOSE_TIMEOUT says otherwise.
+_CLOSE_SECONDS = 10.0
 
 _OPS = {
     ReduceOp.SUM: _hoop.op.sum,
@@ -124,6 +126,7 @@ class _Completer:
         self._calls = collections.deque()
         self._changed = threading.Condition()
         self._stopping = False
+        self.aborted = False  # set by _close before it aborts the calls still in flight
         self._thread = threading.Thread(target=self._run, name="hoop-completer", daemon=True)
         self._thread.start()
 
@@ -169,7 +172,7 @@ class _Completer:
 
     def _wait(self, call):
         deadline = time.monotonic() + self._timeout_seconds + _GRACE_SECONDS
-        while not self._comm.wait_ticket(call.ticket, _WAIT_SLICE_MS):
+        while not self._ended(call):
             if self._stopping and not self._comm.alive():
                 raise error(
                     "hoop backend {}: rank {}: the process group was shut down before the "
@@ -180,6 +183,18 @@ class _Completer:
                     "hoop backend {}: rank {}: the call did not end within the process group's "
                     "timeout of {} s".format(call.operation, self._rank, self._timeout_seconds)
                 )
+
+    def _ended(self, call):
+        try:
+            return self._comm.wait_ticket(call.ticket, _WAIT_SLICE_MS)
+        except HoopError as failure:
+            if not self.aborted:
+                raise
+            # Closing aborted the call: say which call and why, beside what hoop said.
+            raise error(
+                "hoop backend {}: rank {}: the process group was closed while the call was in "
+                "flight, and the call was aborted ({})".format(call.operation, self._rank, failure)
+            ) from failure
 
 
 class _Work(Work):
@@ -246,10 +261,27 @@ def _called_from_torch_python():
     return frame is not None and frame.f_code.co_filename.endswith(_TORCH_DISTRIBUTED_FILE)
 
 
-def _close(completer, comm):
+def _close_seconds():
+    """HOOP_TORCH_CLOSE_TIMEOUT (seconds, may be fractional), or the default."""
+    text = os.environ.get("HOOP_TORCH_CLOSE_TIMEOUT")
+    if text is None:
+        return _CLOSE_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise error(
+            "HOOP_TORCH_CLOSE_TIMEOUT={!r}: expected a non-negative number of seconds".format(text)
+        )
+    return seconds
+
+
+def _close(completer, comm, within):
     # Calls still in flight after a while (a peer that hangs) are aborted rather than waited
     # for: closing, at exit too, must not hang. Their futures then fail.
-    if not completer.stop(_CLOSE_SECONDS):
+    if not completer.stop(within):
+        completer.aborted = True
         comm.abort()
         completer.stop()
     comm.destroy()
@@ -258,6 +290,7 @@ def _close(completer, comm):
 class ProcessGroupHoop(ProcessGroup):
     def __init__(self, store, rank, size, timeout):
         super().__init__(rank, size)
+        close_seconds = _close_seconds()  # a bad value fails before this rank joins
         if rank == 0:
             unique_id = _hoop.Communicator.create_unique_id()
             store.set(_UNIQUE_ID_KEY, unique_id)
@@ -275,7 +308,7 @@ class ProcessGroupHoop(ProcessGroup):
         self._completer = _Completer(self._comm, rank, timeout_seconds)
         # torch drops a process group without telling it: end its calls and free the
         # communicator when it goes, or at exit.
-        self._close = weakref.finalize(self, _close, self._completer, self._comm)
+        self._close = weakref.finalize(self, _close, self._completer, self._comm, close_seconds)
 
     def getBackendName(self):
         return BACKEND_NAME

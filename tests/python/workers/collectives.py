@@ -1,6 +1,6 @@
 """Every hoop.torch collective on every dtype, checked exactly with integer-valued data.
 
-Run on any number of ranks: hooprun -np N python3 collectives.py
+Run on any number of ranks: hooprun -np N python3 collectives.py [step ...] (steps: main()).
 """
 
 import os
@@ -8,6 +8,8 @@ import sys
 
 import torch
 
+import data_parallel
+import errors
 import hoop.torch as hvd
 
 DTYPES = [
@@ -276,20 +278,34 @@ def check_barrier_and_join(rank, size):
 
 
 def main():
+    # Each launch costs every rank a torch import, so one job runs several steps in turn:
+    # "all" (every check_ below), a check's name, "data_parallel:sgd|adam:STEPS"
+    # (data_parallel.py) and "errors" (errors.py; last, its final call fails on purpose).
+    checks = [name[len("check_") :] for name in globals() if name.startswith("check_")]
+    steps = []
+    for step in sys.argv[1:] or ["all"]:
+        steps += checks if step == "all" else [step]
+    if "errors" in steps:
+        errors.check_before_init()
     hvd.init()
     rank, size = hvd.rank(), hvd.size()
     if hvd.local_rank() != rank or hvd.local_size() != size:
         raise AssertionError("one host: local rank/size must be rank/size")
     if hvd.cross_size() != 1 or hvd.cross_rank() != 0:
         raise AssertionError("one host: cross size 1")
-    checks = [name for name in globals() if name.startswith("check_")]
-    wanted = sys.argv[1:] or [c[len("check_") :] for c in checks]
-    for name in wanted:
-        globals()["check_" + name](rank, size)
+    for step in steps:
+        if step.startswith("data_parallel:"):
+            _, kind, count = step.split(":")
+            data_parallel.train_and_compare(kind, int(count))
+        elif step == "errors":
+            errors.check_after_init(rank, size)
+        else:
+            globals()["check_" + step](rank, size)
     hvd.shutdown()
     if hvd.is_initialized():
         raise AssertionError("still initialized after shutdown")
-    print("rank {} of {}: {} ok".format(rank, size, " ".join(wanted)))
+    steps_given = " ".join(sys.argv[1:] or ["all"])
+    print("rank {} of {}: every step passed: {}".format(rank, size, steps_given))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Every rank also trains a local reference on the whole N*B batch (no communicatio
 check needs no second job: after each step the distributed model must match the reference to
 fp32 rounding (the gradient sum runs in another order), and every rank's parameters must be
 bitwise identical to every other rank's (compared through a hash of their bytes).
-Usage: data_parallel.py sgd|adam [steps]. With adam each rank also accumulates two backward
+Usage: data_parallel.py sgd|adam [steps] (or train_and_compare(kind, steps) from collectives.py,
+after its checks, in the same job). With adam each rank also accumulates two backward
 passes per step (backward_passes_per_step=2) and steps through synchronize() +
 skip_synchronize(), Horovod's gradient-clipping pattern.
 """
@@ -40,9 +41,7 @@ def parameter_hash(model):
     return digest.hexdigest()
 
 
-def main():
-    kind = sys.argv[1]
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+def train_and_compare(kind, steps):
     hvd.init()
     torch.set_num_threads(1)
     rank, size = hvd.rank(), hvd.size()
@@ -103,4 +102,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    train_and_compare(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5)

@@ -1,11 +1,5 @@
-"""DistributedDataParallel on "hoop" ends where DDP on "gloo" ends (same data, same seed).
-
-Launched by hooprun (rank and size from HOOP_RANK/HOOP_SIZE, the store at MASTER_ADDR/PORT set
-by the test) or by torch.distributed.run (RANK/WORLD_SIZE).
-"""
-
-import os
-import sys
+"""DistributedDataParallel on "hoop" ends where DDP on "gloo" ends (same data, same seed); run
+by dist_async.py on the default process group, "hoop"."""
 
 import torch
 import torch.distributed as dist
@@ -35,11 +29,7 @@ def train(process_group, rank, size):
     return [p.detach().clone() for p in model.parameters()]
 
 
-def main():
-    rank = int(os.environ.get("RANK", os.environ.get("HOOP_RANK", "0")))
-    size = int(os.environ.get("WORLD_SIZE", os.environ.get("HOOP_SIZE", "1")))
-    torch.set_num_threads(1)
-    dist.init_process_group("hoop", rank=rank, world_size=size)
+def compare_with_gloo(rank, size):
     if dist.get_backend() != "hoop":
         raise AssertionError("backend is {}".format(dist.get_backend()))
     gloo = dist.new_group(backend="gloo")
@@ -54,10 +44,4 @@ def main():
     dist.all_gather(gathered, flat)
     if not all(torch.equal(g, flat) for g in gathered):
         raise AssertionError("ranks disagree after DDP on hoop")
-    dist.destroy_process_group()
     print("rank {} of {}: ddp on hoop matches gloo".format(rank, size))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

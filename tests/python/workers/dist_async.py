@@ -1,15 +1,20 @@
-"""The "hoop" torch.distributed backend's asynchronous Work (one mode per run).
+"""The "hoop" torch.distributed backend's asynchronous Work, and every call it serves.
 
-Launched once per rank by test_torch_async.py with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT;
-each rank checks its own results and prints one line per check it passed.
+Launched once per rank by test_torch_async.py (RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set
+by the test or by torchrun) with the modes to run in turn; each rank checks its own results and
+prints one line per check it passed.
 
-  ddp       a Work is still pending while its caller goes on: rank 0 checks is_completed() is
-            False before it lets rank 1 join the call, then the result is exact. Then
-            DistributedDataParallel with several gradient buckets ends where one process training
-            on the whole batch ends (to the model's float tolerance), every rank bitwise alike.
-  killed    the last rank dies; the others' wait() raises naming it.
-  timeout   rank 1 never joins; rank 0's wait(0.5 s) raises, then wait() raises once the group's
-            2 s timeout ended the call.
+  every_call  every torch.distributed call, exact (dist_backend.py).
+  overlap     a Work is still pending while its caller goes on: rank 0 checks is_completed() is
+              False before it lets rank 1 join the call, then the result is exact.
+  ddp         DistributedDataParallel with several gradient buckets ends where one process
+              training on the whole batch ends (to the model's float tolerance), every rank
+              bitwise alike.
+  gloo        DDP on "hoop" ends where DDP on "gloo" ends (ddp_compare.py).
+  timeout     rank 1 never joins; rank 0's wait(0.5 s) raises, then wait() raises once the
+              group's 2 s timeout ended the call.
+  close       closing a group with a call in flight aborts it after HOOP_TORCH_CLOSE_TIMEOUT.
+  killed      the last rank dies; the others' wait() raises naming it.
 """
 
 import os
@@ -20,6 +25,8 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+import ddp_compare
+import dist_backend
 import hoop
 import hoop.torch  # noqa: F401  (registers the "hoop" backend)
 
@@ -111,6 +118,7 @@ def expect_failure(work, *fragments, timeout=timedelta(0)):
 
 
 def check_killed(rank, size):
+    """Last in a job: the last rank dies; the others' wait() raises naming it."""
     t = torch.ones(4096)
     dist.all_reduce(t)  # everyone connected
     if rank == size - 1:
@@ -120,34 +128,82 @@ def check_killed(rank, size):
     print("rank {}: wait raised after {:.1f} s: {}".format(rank, time.monotonic() - began, message))
 
 
-def check_timeout(rank, size):
+def hold_rank_one(store, key, rank):
+    """Rank 1 stays out of rank 0's call, alive (so rank 0 sees a silent peer, not a dead one),
+    until rank 0 has checked what it checks and calls release_rank_one."""
     if rank == 1:
-        time.sleep(6)  # never joins; stays alive so rank 0 sees a silent peer, not a dead one
-        return
-    began = time.monotonic()
-    work = dist.all_reduce(torch.ones(8), async_op=True)
-    # wait()'s own timeout first: the call goes on; then the group's timeout ends the call.
-    expect_failure(work, "wait() timed out after 0.5 s", timeout=timedelta(seconds=0.5))
-    message = expect_failure(work, "allreduce")
-    waited = time.monotonic() - began
-    if waited > 5:
-        raise AssertionError("wait() took {:.1f} s for a 2 s timeout".format(waited))
-    print("rank 0: timed out after {:.1f} s: {}".format(waited, message))
+        store.get(key)
+        store.set(key + " seen", "1")
+
+
+def release_rank_one(store, key):
+    # Rank 0 holds the store: it stays until rank 1 has read the key.
+    store.set(key, "1")
+    store.get(key + " seen")
+
+
+def check_timeout(rank, size):
+    """A group with a 2 s timeout: rank 0's wait(0.5 s) raises while the call goes on, then the
+    group's timeout ends the call and wait() raises."""
+    group = dist.new_group(timeout=timedelta(seconds=2))
+    store = dist.distributed_c10d._get_default_store()
+    if rank == 0:
+        began = time.monotonic()
+        work = dist.all_reduce(torch.ones(8), group=group, async_op=True)
+        expect_failure(work, "wait() timed out after 0.5 s", timeout=timedelta(seconds=0.5))
+        message = expect_failure(work, "allreduce")
+        waited = time.monotonic() - began
+        release_rank_one(store, "timeout checked")
+        if waited > 5:
+            raise AssertionError("wait() took {:.1f} s for a 2 s timeout".format(waited))
+        print("rank 0: timed out after {:.1f} s: {}".format(waited, message))
+    else:
+        hold_rank_one(store, "timeout checked", rank)
+
+
+def check_close(rank, size):
+    """Closing a group with a call in flight (the peer never joins, the group's timeout is a
+    minute) waits HOOP_TORCH_CLOSE_TIMEOUT, then aborts the call: its wait() raises."""
+    close_seconds = float(os.environ["HOOP_TORCH_CLOSE_TIMEOUT"])
+    group = dist.new_group(timeout=timedelta(seconds=60))
+    store = dist.distributed_c10d._get_default_store()
+    if rank == 0:
+        work = dist.all_reduce(torch.ones(8), group=group, async_op=True)
+        began = time.monotonic()
+        group.shutdown()  # what torch 2's destroy_process_group calls; 1.13 runs it on collection
+        closed = time.monotonic() - began
+        message = expect_failure(work, "allreduce", "rank 0", "closed")
+        release_rank_one(store, "close checked")
+        if not close_seconds * 0.9 <= closed <= close_seconds + 4:
+            raise AssertionError(
+                "close took {:.1f} s with HOOP_TORCH_CLOSE_TIMEOUT={}".format(closed, close_seconds)
+            )
+        print("rank 0: closed after {:.1f} s, the call aborted: {}".format(closed, message))
+    else:
+        hold_rank_one(store, "close checked", rank)
 
 
 def main():
-    mode = sys.argv[1]
+    # One launch runs several modes in turn (each rank pays a torch import): "every_call"
+    # (dist_backend.py), "overlap", "ddp", "gloo" (ddp_compare.py), "timeout", "close", and
+    # "killed", which must come last.
     rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(1)
-    timeout = timedelta(seconds=2) if mode == "timeout" else timedelta(seconds=60)
-    dist.init_process_group("hoop", rank=rank, world_size=size, timeout=timeout)
-    if mode == "ddp":
-        check_overlap(rank, size)
-        check_ddp(rank, size)
-    else:
-        {"killed": check_killed, "timeout": check_timeout}[mode](rank, size)
+    dist.init_process_group("hoop", rank=rank, world_size=size, timeout=timedelta(seconds=60))
+    checks = {
+        "every_call": dist_backend.check_every_call,
+        "overlap": check_overlap,
+        "ddp": check_ddp,
+        "gloo": ddp_compare.compare_with_gloo,
+        "timeout": check_timeout,
+        "close": check_close,
+        "killed": check_killed,
+    }
+    for mode in sys.argv[1:]:
+        checks[mode](rank, size)
+    print("rank {}: every mode passed".format(rank))
     sys.stdout.flush()
-    os._exit(0)  # skip teardown: in "killed" and "timeout" the group is failed on purpose
+    os._exit(0)  # skip teardown: "killed", "timeout" and "close" leave failed groups behind
 
 
 if __name__ == "__main__":

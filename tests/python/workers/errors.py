@@ -1,4 +1,5 @@
-"""Misuse raises hoop.HoopError with a message that says what is wrong (run on 2+ ranks)."""
+"""Misuse raises hoop.HoopError with a message that says what is wrong (on 2+ ranks; run from
+collectives.py: check_before_init() before hvd.init(), check_after_init() last)."""
 
 import torch
 
@@ -18,11 +19,13 @@ def expect_error(call, *fragments):
     raise AssertionError("no HoopError (expected one mentioning {})".format(fragments))
 
 
-def main():
+def check_before_init():
     expect_error(lambda: hvd.rank(), "not initialized", "hoop.init()")
     expect_error(lambda: hvd.allreduce(torch.ones(2)), "not initialized")
-    hvd.init()
-    rank, size = hvd.rank(), hvd.size()
+
+
+def check_after_init(rank, size):
+    """Last in a job: the mismatched call at the end fails the collective it was in."""
 
     transposed = torch.zeros(4, 3).t()
     expect_error(lambda: hvd.allreduce(transposed), "allreduce", "not contiguous", "(3, 4)")
@@ -60,7 +63,3 @@ def main():
     if "rank" not in text or not any(w in text for w in ("count", "elements", "4", "5")):
         raise AssertionError("mismatch message does not say what differs: " + text)
     print("rank {}: errors ok: {}".format(rank, text.splitlines()[0][:200]))
-
-
-if __name__ == "__main__":
-    main()
