@@ -2,27 +2,7 @@
 
 import tensorflow as tf
 
-
-class Compressor:
-    """Turns a tensor into what is sent and back; compress returns (tensor, context)."""
-
-    @staticmethod
-    def compress(tensor):
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        raise NotImplementedError
-
-
-class NoneCompressor(Compressor):
-    @staticmethod
-    def compress(tensor):
-        return tensor, None
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        return tensor
+from hoop._compression import Compressor, NoneCompressor, compression_holder
 
 
 class FP16Compressor(Compressor):
@@ -39,6 +19,6 @@ class FP16Compressor(Compressor):
         return tf.cast(tensor, ctx) if ctx is not None else tensor
 
 
-class Compression:
-    none = NoneCompressor
-    fp16 = FP16Compressor
+Compression = compression_holder(FP16Compressor)
+
+__all__ = ["Compression", "Compressor", "NoneCompressor", "FP16Compressor"]

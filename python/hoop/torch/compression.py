@@ -2,27 +2,7 @@
 
 import torch
 
-
-class Compressor:
-    """Turns a tensor into what is sent and back; compress returns (tensor, context)."""
-
-    @staticmethod
-    def compress(tensor):
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        raise NotImplementedError
-
-
-class NoneCompressor(Compressor):
-    @staticmethod
-    def compress(tensor):
-        return tensor, None
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        return tensor
+from hoop._compression import Compressor, NoneCompressor, compression_holder
 
 
 class FP16Compressor(Compressor):
@@ -41,6 +21,6 @@ class FP16Compressor(Compressor):
         return tensor
 
 
-class Compression:
-    none = NoneCompressor
-    fp16 = FP16Compressor
+Compression = compression_holder(FP16Compressor)
+
+__all__ = ["Compression", "Compressor", "NoneCompressor", "FP16Compressor"]
