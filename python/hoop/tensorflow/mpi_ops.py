@@ -281,15 +281,28 @@ def alltoall(tensor, splits=None, name=None, ignore_name_scope=False):
 
 
 def reducescatter(tensor, op=None, name=None, ignore_name_scope=False):
-    """The reduction of tensor over every rank, split along the first dimension: rank r gets
-    the r-th of size() equal blocks (op Average by default; the first dimension must divide)."""
+    """The reduction of tensor over every rank, split along the first dimension (op Average by
+    default): rank r gets the r-th of size() blocks. When the first dimension does not divide
+    (or is unknown when traced), the first `rows % size()` ranks get one row more, as Horovod
+    splits, through an allreduce and a slice; otherwise hoop's reduce-scatter moves each rank's
+    block only."""
     _require_init("reducescatter")
     op = _reduce_op(op, None, "reducescatter")
     tensor = _dense(tensor)
     _check_dtype(tensor, "reducescatter")
-    return _ops.hoop_reducescatter(
-        tensor, reduce_op=_HOOP_OPS[op], tensor_name=_tensor_name(name)
-    )
+    size = _runtime.size()
+    rows = tensor.shape[0] if tensor.shape.rank else None
+    if tensor.shape.rank == 0 or (rows is not None and rows % size == 0):
+        return _ops.hoop_reducescatter(
+            tensor, reduce_op=_HOOP_OPS[op], tensor_name=_tensor_name(name)
+        )
+    reduced = _ops.hoop_allreduce(tensor, reduce_op=_HOOP_OPS[op], tensor_name=_tensor_name(name))
+    total = tf.shape(tensor, out_type=tf.int64)[0]
+    rank = tf.constant(_runtime.rank(), dtype=tf.int64)
+    base, extra = total // size, total % size
+    start = rank * base + tf.minimum(rank, extra)
+    count = base + tf.cast(rank < extra, tf.int64)
+    return reduced[start : start + count]
 
 
 def _gradient_of_allreduce(op, grad):

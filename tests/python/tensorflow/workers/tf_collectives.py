@@ -51,7 +51,7 @@ def ints(shape, fn):
     return np.fromfunction(fn, shape, dtype=np.int64).astype(np.int64)
 
 
-def per_dtype_collectives(x, small, same, rows, to_all, splits, scatter):
+def per_dtype_collectives(x, small, same, rows, to_all, splits, scatter, scatter_uneven):
     """Every collective once; named so that eager and graph runs match across ranks."""
     size = hvd.size()
     return {
@@ -64,6 +64,7 @@ def per_dtype_collectives(x, small, same, rows, to_all, splits, scatter):
         "broadcast": hvd.broadcast(x, root_rank=size - 1),
         "alltoall": hvd.alltoall(to_all, splits=splits),
         "reducescatter": hvd.reducescatter(scatter, op=hvd.Sum),
+        "reducescatter_uneven": hvd.reducescatter(scatter_uneven, op=hvd.Sum),
     }
 
 
@@ -82,6 +83,10 @@ def expected_collectives(dtype, rank, size, count):
 
     scatter = [ints((size * 2, 3), lambda i, j: (i * 3 + j) % 4 + r) for r in range(size)]
     scattered = sum(scatter)[rank * 2 : rank * 2 + 2]
+    # size * 2 + 1 rows: the first rank gets three, the others two.
+    uneven = [ints((size * 2 + 1, 3), lambda i, j: (i * 3 + j) % 4 + r) for r in range(size)]
+    uneven_start = rank * 2 + min(rank, 1)
+    uneven_scattered = sum(uneven)[uneven_start : uneven_start + 2 + (1 if rank < 1 else 0)]
     cast = lambda a: tf.cast(tf.constant(a), dtype)  # noqa: E731
     inputs = dict(
         x=cast(x_of(rank)),
@@ -91,6 +96,7 @@ def expected_collectives(dtype, rank, size, count):
         to_all=cast(np.concatenate([block(rank, j) for j in range(size)])),
         splits=tf.constant([(rank + j) % 2 + 1 for j in range(size)], dtype=tf.int32),
         scatter=cast(scatter[rank]),
+        scatter_uneven=cast(uneven[rank]),
     )
     expected = {
         "sum": cast(stacked.sum(0)),
@@ -105,6 +111,7 @@ def expected_collectives(dtype, rank, size, count):
             tf.constant([(r + rank) % 2 + 1 for r in range(size)], dtype=tf.int32),
         ),
         "reducescatter": cast(scattered),
+        "reducescatter_uneven": cast(uneven_scattered),
     }
     return inputs, expected
 
