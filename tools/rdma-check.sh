@@ -318,12 +318,12 @@ share="$run_dir/share"
 rm -rf "$run_dir"
 mkdir -p "$share/build/lib" "$share/src" "$share/out"
 
-# The build as it is, less its objects and archives: every program, test and library keeps its
-# place, so the paths compiled into the tests (helper programs, RPATH) hold once the guest mounts
-# the copy where the build is on this host. Hard links make the copy free where the file system
-# allows.
+# The build as it is, less its objects and archives and the TensorFlow environment (venv: over a
+# gigabyte the guest never runs): every program, test and library keeps its place, so the paths
+# compiled into the tests (helper programs, RPATH) hold once the guest mounts the copy where the
+# build is on this host. Hard links make the copy free where the file system allows.
 copy_build() { # CP_OPTION: -l (hard links) or -p (copies)
-  (cd "$build_dir" && find . \( -name CMakeFiles -o -path ./rdma-check \) -prune -o -type f \
+  (cd "$build_dir" && find . \( -name CMakeFiles -o -path ./rdma-check -o -path ./venv \) -prune -o -type f \
     ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0 |
     xargs -0 -r cp --parents "$1" -t "$share/build")
 }
