@@ -18,21 +18,12 @@ import tensorflow as tf
 from hoop import _hoop, _runtime
 from hoop._runtime import error
 
-# Reduction operations, as horovod.tensorflow exports them.
-Average = "Average"
-Sum = "Sum"
-Adasum = "Adasum"
-Min = "Min"
-Max = "Max"
-Product = "Product"
+# Reduction operations, as horovod.tensorflow exports them (hoop._reduce_ops).
+from hoop._reduce_ops import resolve_reduce_op
+from hoop._reduce_ops import HOOP_OPS, Adasum, Average, Max, Min, Product, Sum  # noqa: F401
 
-_HOOP_OPS = {
-    Average: int(_hoop.op.avg),
-    Sum: int(_hoop.op.sum),
-    Min: int(_hoop.op.min),
-    Max: int(_hoop.op.max),
-    Product: int(_hoop.op.prod),
-}
+# The op attribute of the TensorFlow ops is an int.
+_HOOP_OPS = {name: int(op) for name, op in HOOP_OPS.items()}
 
 # The dtypes TensorFlow and hoop share; the ops' kernels are registered for exactly these.
 SUPPORTED_DTYPES = (
@@ -114,21 +105,7 @@ def _require_init(kind):
 
 
 def _reduce_op(op, average, kind):
-    if average is not None:
-        if op is not None:
-            raise ValueError(
-                "hoop.tensorflow.{}: give op or the deprecated average, not both".format(kind)
-            )
-        op = Average if average else Sum
-    if op is None:
-        op = Average
-    if op == Adasum:
-        raise NotImplementedError(
-            "hoop.tensorflow.{}: Adasum is not implemented by hoop; use Average or Sum".format(kind)
-        )
-    if op not in _HOOP_OPS:
-        raise ValueError("hoop.tensorflow.{}: unknown reduction op {!r}".format(kind, op))
-    return op
+    return resolve_reduce_op(op, average, "hoop.tensorflow.{}".format(kind))
 
 
 def _tensor_name(name):

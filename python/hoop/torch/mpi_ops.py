@@ -18,21 +18,10 @@ from hoop._runtime import error
 from hoop.torch._types import hoop_dtype
 from hoop.torch.process_sets import global_process_set, runner_for, set_rank, set_size
 
-# Reduction operations, as horovod.torch exports them.
-Average = "Average"
-Sum = "Sum"
-Adasum = "Adasum"
-Min = "Min"
-Max = "Max"
-Product = "Product"
-
-_HOOP_OPS = {
-    Average: _hoop.op.avg,
-    Sum: _hoop.op.sum,
-    Min: _hoop.op.min,
-    Max: _hoop.op.max,
-    Product: _hoop.op.prod,
-}
+# Reduction operations, as horovod.torch exports them (hoop._reduce_ops).
+from hoop._reduce_ops import resolve_reduce_op
+from hoop._reduce_ops import HOOP_OPS as _HOOP_OPS
+from hoop._reduce_ops import Adasum, Average, Max, Min, Product, Sum  # noqa: F401
 
 _lock = threading.Lock()
 _runner = None
@@ -68,19 +57,7 @@ def _auto_name(kind, name):
 
 
 def _reduce_op(op, average, kind):
-    if average is not None:
-        if op is not None:
-            raise ValueError("hoop.torch.{}: give op or the deprecated average, not both".format(kind))
-        op = Average if average else Sum
-    if op is None:
-        op = Average
-    if op == Adasum:
-        raise NotImplementedError(
-            "hoop.torch.{}: Adasum is not implemented by hoop; use Average or Sum".format(kind)
-        )
-    if op not in _HOOP_OPS:
-        raise ValueError("hoop.torch.{}: unknown reduction op {!r}".format(kind, op))
-    return op
+    return resolve_reduce_op(op, average, "hoop.torch.{}".format(kind))
 
 
 def _register(future, finish=None, keepalive=None):
