@@ -17,16 +17,23 @@ work=$(mktemp -d /tmp/hoop-horovod-vs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 hoop_script=("$script" --hoop)
 if ! grep -q -- '--hoop' "$script"; then
-  sed 's/^import horovod\.torch as hvd$/import hoop.torch as hvd/' "$script" >"$work/hoop.py"
-  hoop_script=("$work/hoop.py")
+  # Not hoop.py: the script's folder comes first on sys.path and would hide the hoop package.
+  sed 's/^import horovod\.torch as hvd$/import hoop.torch as hvd/' "$script" >"$work/on_hoop.py"
+  hoop_script=("$work/on_hoop.py")
 fi
-total() { grep -E "Total img/sec|img/sec per rank" | sed "s/^/$1: /"; }
+# Prints a run's figure, or the end of its output when it printed none (a failed run).
+total() {
+  local label=$1 log="$work/run.log"
+  cat >"$log"
+  grep -E "Total img/sec|img/sec per rank" "$log" | sed "s/^/$label: /" ||
+    { echo "$label: no figure; the run's last lines:"; tail -n 15 "$log"; }
+}
 for round in $(seq "$rounds"); do
   echo "round $round, load $(cut -d' ' -f1-3 /proc/loadavg)"
   "$venv/bin/horovodrun" -np "$ranks" -H "localhost:$ranks" --gloo "$venv/bin/python" \
-    "$script" "$@" 2>&1 | total "horovod"
+    "$script" "$@" 2>&1 | total "horovod" || true
   PYTHONPATH=$PWD/build/python build/bin/hooprun -np "$ranks" /usr/bin/python3 \
-    "${hoop_script[@]}" "$@" 2>&1 | total "hoop engine"
+    "${hoop_script[@]}" "$@" 2>&1 | total "hoop engine" || true
   HOOP_TORCH_ENGINE=0 PYTHONPATH=$PWD/build/python build/bin/hooprun -np "$ranks" \
-    /usr/bin/python3 "${hoop_script[@]}" "$@" 2>&1 | total "hoop engine off"
+    /usr/bin/python3 "${hoop_script[@]}" "$@" 2>&1 | total "hoop engine off" || true
 done

@@ -5,15 +5,12 @@ Run one process per rank with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set 
 hooprun with MASTER_ADDR/MASTER_PORT), the hoop package on PYTHONPATH:
 
   ddp_step_time.py --backend hoop|gloo [--steps 30] [--warmup 5] [--batch 16]
-  ddp_step_time.py --backend-file old_process_group.py   # another "hoop" backend, by its file
 
---backend-file registers the ProcessGroup defined in that file under the name "hoopfile", to time
-an earlier version of hoop's backend beside the current one in the same run. Rank 0 prints one
-line: backend, ranks, median and quartiles of the step time in milliseconds.
+Rank 0 prints one line: backend, ranks, median and quartiles of the step time in milliseconds.
+(bench/train/run_ddp_step_time.sh runs it on both backends, and on an earlier hoop backend.)
 """
 
 import argparse
-import importlib.util
 import os
 import statistics
 import time
@@ -46,18 +43,9 @@ def network(classes=10):
     return torch.nn.Sequential(*layers)
 
 
-def register_from_file(path):
-    spec = importlib.util.spec_from_file_location("hoop_backend_from_file", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    dist.Backend.register_backend("hoopfile", module._create_process_group)
-    return "hoopfile"
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", default="hoop")
-    parser.add_argument("--backend-file")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--batch", type=int, default=16)
@@ -66,9 +54,8 @@ def main():
 
     rank = int(os.environ.get("RANK", os.environ.get("HOOP_RANK", "0")))
     size = int(os.environ.get("WORLD_SIZE", os.environ.get("HOOP_SIZE", "1")))
-    backend = register_from_file(args.backend_file) if args.backend_file else args.backend
     torch.set_num_threads(1)
-    dist.init_process_group(backend, rank=rank, world_size=size)
+    dist.init_process_group(args.backend, rank=rank, world_size=size)
     torch.manual_seed(0)
     model = torch.nn.parallel.DistributedDataParallel(network(), bucket_cap_mb=1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -92,7 +79,7 @@ def main():
         params = sum(p.numel() for p in model.parameters())
         print(
             "backend {} ranks {} params {} steps {}: step median {:.1f} ms (q1 {:.1f}, q3 {:.1f})".format(
-                args.backend_file and "hoop (file)" or backend, size, params, len(ms),
+                args.backend, size, params, len(ms),
                 statistics.median(ms), q[0], q[2]
             ),
             flush=True,
