@@ -9,6 +9,8 @@ Adasum = "Adasum"
 Min = "Min"
 Max = "Max"
 Product = "Product"
+# Their names, for the __all__ of the modules that export them.
+NAMES = [Average, Sum, Adasum, Min, Max, Product]
 
 # Each operation's hoop reduction (hoop.op), Adasum aside: hoop does not implement it.
 HOOP_OPS = {

@@ -6,7 +6,8 @@ The collectives are TensorFlow ops (eager and inside tf.function) run by hoop's 
 the details, and what tf.distribute's MultiWorkerMirroredStrategy cannot do.
 """
 
-from hoop import HoopError
+import hoop
+from hoop import HoopError, _reduce_ops
 from hoop._runtime import (
     cross_rank,
     cross_size,
@@ -49,34 +50,25 @@ def mpi_threads_supported():
     return True
 
 
-__all__ = [
-    "HoopError",
-    "init",
-    "shutdown",
-    "is_initialized",
-    "size",
-    "rank",
-    "local_rank",
-    "local_size",
-    "cross_rank",
-    "cross_size",
-    "Average",
-    "Sum",
-    "Adasum",
-    "Min",
-    "Max",
-    "Product",
-    "allreduce",
-    "grouped_allreduce",
-    "allgather",
-    "broadcast",
-    "alltoall",
-    "reducescatter",
-    "broadcast_variables",
+# What hoop.tensorflow.keras exports too, as horovod.tensorflow and its keras module do.
+SHARED_API = (
+    hoop.__all__
+    + _reduce_ops.NAMES
+    + [
+        "allreduce",
+        "grouped_allreduce",
+        "allgather",
+        "broadcast",
+        "alltoall",
+        "reducescatter",
+        "broadcast_variables",
+        "broadcast_object",
+        "allgather_object",
+        "Compression",
+    ]
+)
+__all__ = SHARED_API + [
     "broadcast_global_variables",
-    "broadcast_object",
-    "allgather_object",
-    "Compression",
     "DistributedGradientTape",
     "DistributedOptimizer",
     "BroadcastGlobalVariablesHook",

@@ -147,13 +147,24 @@ class HoopKernel : public AsyncOpKernel {
   std::string tensorName_;
 };
 
-class AllreduceKernel : public HoopKernel {
+// The allreduces: a reduction and the factors applied before and after it.
+class ScaledReduceKernel : public HoopKernel {
  public:
-  explicit AllreduceKernel(OpKernelConstruction* context) : HoopKernel(context) {
+  explicit ScaledReduceKernel(OpKernelConstruction* context) : HoopKernel(context) {
     OP_REQUIRES_OK(context, context->GetAttr("reduce_op", &op_));
     OP_REQUIRES_OK(context, context->GetAttr("prescale_factor", &prescale_));
     OP_REQUIRES_OK(context, context->GetAttr("postscale_factor", &postscale_));
   }
+
+ protected:
+  int op_ = 0;
+  float prescale_ = 1.0f;
+  float postscale_ = 1.0f;
+};
+
+class AllreduceKernel : public ScaledReduceKernel {
+ public:
+  using ScaledReduceKernel::ScaledReduceKernel;
 
   void ComputeAsync(OpKernelContext* context, DoneCallback done) override {
     const Tensor& input = context->input(0);
@@ -169,20 +180,11 @@ class AllreduceKernel : public HoopKernel {
                              hoopType(input.dtype()), op_, prescale_, postscale_, finish, p);
     });
   }
-
- private:
-  int op_ = 0;
-  float prescale_ = 1.0f;
-  float postscale_ = 1.0f;
 };
 
-class GroupedAllreduceKernel : public HoopKernel {
+class GroupedAllreduceKernel : public ScaledReduceKernel {
  public:
-  explicit GroupedAllreduceKernel(OpKernelConstruction* context) : HoopKernel(context) {
-    OP_REQUIRES_OK(context, context->GetAttr("reduce_op", &op_));
-    OP_REQUIRES_OK(context, context->GetAttr("prescale_factor", &prescale_));
-    OP_REQUIRES_OK(context, context->GetAttr("postscale_factor", &postscale_));
-  }
+  using ScaledReduceKernel::ScaledReduceKernel;
 
   void ComputeAsync(OpKernelContext* context, DoneCallback done) override {
     const int tensors = context->num_inputs();
@@ -211,11 +213,6 @@ class GroupedAllreduceKernel : public HoopKernel {
                                     finish, p);
     });
   }
-
- private:
-  int op_ = 0;
-  float prescale_ = 1.0f;
-  float postscale_ = 1.0f;
 };
 
 class BroadcastKernel : public HoopKernel {

@@ -4,6 +4,7 @@
 //
 // Every op takes `tensor_name`, the name ranks match requests by (the node's own name when empty),
 // and runs on CPU tensors of the types TensorFlow and hoop share.
+#include "tensorflow/core/framework/common_shape_fns.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/shape_inference.h"
 
@@ -43,10 +44,7 @@ REGISTER_OP("HoopAllreduce")
     .Input("tensor: T")
     .Output("output: T")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(0));
-      return absl::OkStatus();
-    });
+    .SetShapeFn(::tensorflow::shape_inference::UnchangedShape);
 
 REGISTER_OP("HoopGroupedAllreduce")
     .Attr("T: " HOOP_TF_TYPES)
@@ -70,10 +68,7 @@ REGISTER_OP("HoopBroadcast")
     .Input("tensor: T")
     .Output("output: T")
     .SetIsStateful()
-    .SetShapeFn([](InferenceContext* c) {
-      c->set_output(0, c->input(0));
-      return absl::OkStatus();
-    });
+    .SetShapeFn(::tensorflow::shape_inference::UnchangedShape);
 
 REGISTER_OP("HoopAllgather")
     .Attr("T: " HOOP_TF_TYPES)

@@ -11,6 +11,7 @@ import keras
 
 from hoop import HoopError
 from hoop._runtime import cross_rank, cross_size, local_rank, local_size, rank, size
+from hoop.tensorflow import SHARED_API
 from hoop.tensorflow.compression import Compression
 from hoop.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
 from hoop.tensorflow.gradients import allreduce_gradients
@@ -124,34 +125,4 @@ def broadcast_global_variables(root_rank):
     )
 
 
-__all__ = [
-    "HoopError",
-    "init",
-    "shutdown",
-    "is_initialized",
-    "size",
-    "rank",
-    "local_rank",
-    "local_size",
-    "cross_rank",
-    "cross_size",
-    "Average",
-    "Sum",
-    "Adasum",
-    "Min",
-    "Max",
-    "Product",
-    "allreduce",
-    "grouped_allreduce",
-    "allgather",
-    "broadcast",
-    "alltoall",
-    "reducescatter",
-    "broadcast_variables",
-    "broadcast_object",
-    "allgather_object",
-    "Compression",
-    "DistributedOptimizer",
-    "load_model",
-    "callbacks",
-]
+__all__ = SHARED_API + ["DistributedOptimizer", "load_model", "callbacks"]
