@@ -321,11 +321,14 @@ mkdir -p "$share/build/lib" "$share/src" "$share/out"
 # The build as it is, less its objects and archives and the TensorFlow environment (venv: over a
 # gigabyte the guest never runs): every program, test and library keeps its place, so the paths
 # compiled into the tests (helper programs, RPATH) hold once the guest mounts the copy where the
-# build is on this host. Hard links make the copy free where the file system allows.
+# build is on this host. Hard links make the copy free where the file system allows. The
+# libraries' version links (libhoop.so.0, libnccl.so.2) come too: without them the programs'
+# RUNPATH finds nothing, and the loader takes whatever the guest's system directories hold (for
+# libnccl.so.2, possibly NCCL's own, copied there for another program below).
 copy_build() { # CP_OPTION: -l (hard links) or -p (copies)
-  (cd "$build_dir" && find . \( -name CMakeFiles -o -path ./rdma-check -o -path ./venv \) -prune -o -type f \
-    ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0 |
-    xargs -0 -r cp --parents "$1" -t "$share/build")
+  (cd "$build_dir" && find . \( -name CMakeFiles -o -path ./rdma-check -o -path ./venv \) -prune -o \
+    \( -type f -o -type l \) ! -name '*.o' ! -name '*.a' ! -name '.ninja_*' -print0 |
+    xargs -0 -r cp -P --parents "$1" -t "$share/build")
 }
 copy_build -l 2>/dev/null || copy_build -p || die 2 "could not copy $build_dir to $share/build"
 elf_files=()

@@ -12,7 +12,7 @@ ranks=${2:-2}
 rounds=${3:-3}
 shift $(($# < 3 ? $# : 3))
 venv=${HOROVOD_VENV:-/tmp/hoop-horovod-venv}
-export HOOP_SOCKET_IFNAME==lo OMP_NUM_THREADS=1
+export HOOP_SOCKET_IFNAME='=lo' OMP_NUM_THREADS=1
 work=$(mktemp -d /tmp/hoop-horovod-vs.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 hoop_script=("$script" --hoop)

@@ -11,7 +11,7 @@ ranks=${1:-2}
 rounds=${2:-2}
 old=${3:-}
 shift $(($# < 3 ? $# : 3))
-export HOOP_SOCKET_IFNAME==lo OMP_NUM_THREADS=1 MASTER_ADDR=127.0.0.1
+export HOOP_SOCKET_IFNAME='=lo' OMP_NUM_THREADS=1 MASTER_ADDR=127.0.0.1
 case ${HOOP_DDP_WORKLOAD:-resnet} in
   resnet) script=bench/train/ddp_step_time.py ;;
   mlp) script=examples/ddp_fashion_mnist.py ;;

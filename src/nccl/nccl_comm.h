@@ -19,11 +19,13 @@
   extern "C"                        \
       __attribute__((alias("nccl" #name), visibility("default"))) decltype(nccl##name) pnccl##name
 
-// A buffer handed out by ncclCommRegister or ncclCommWindowRegister. hoop needs no registration:
-// the record only lets deregistration check what it is given.
+// A buffer handed out by ncclCommRegister or ncclCommWindowRegister; the record lets
+// deregistration check what it is given. A registration also holds hoop's own (hoopCommRegister:
+// the zero-copy path between registered buffers over RDMA); windows need nothing of hoop.
 struct ncclWindow_vidmem {
   void* buffer;
   size_t size;
+  void* hoopHandle = nullptr;  // null for windows and for empty buffers
 };
 
 struct ncclComm {

@@ -1,6 +1,6 @@
-// Memory and reduction operators: ncclMemAlloc on hoop's device runtime, buffer and window
-// registration (which hoop does not need: the handles only let deregistration check its
-// argument), and the premultiplied sum on hoop's.
+// Memory and reduction operators: ncclMemAlloc on hoop's device runtime, buffer registration on
+// hoop's (hoopCommRegister), windows (which hoop's collectives do not need: their handles only let
+// deregistration check its argument), and the premultiplied sum on hoop's.
 #include <memory>
 #include <set>
 
@@ -12,22 +12,23 @@ using namespace hoop::nccl;
 namespace {
 
 // A registration record kept in `records` (one of comm's sets, under comm's mutex).
-ncclWindow_vidmem* remember(ncclComm* comm, std::set<ncclWindow_vidmem*>& records, void* buffer,
-                            size_t size) {
-  auto record = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buffer, size});
+ncclWindow_vidmem* remember(ncclComm* comm, std::set<ncclWindow_vidmem*>& records,
+                            std::unique_ptr<ncclWindow_vidmem> record) {
   std::lock_guard lock(comm->mutex);
   records.insert(record.get());
   return record.release();
 }
 
-void forget(ncclComm* comm, std::set<ncclWindow_vidmem*>& records, ncclWindow_vidmem* record,
-            const char* what, const char* call) {
+// Takes `record` out of `records`; the caller owns it then.
+std::unique_ptr<ncclWindow_vidmem> forget(ncclComm* comm, std::set<ncclWindow_vidmem*>& records,
+                                          ncclWindow_vidmem* record, const char* what,
+                                          const char* call) {
   std::lock_guard lock(comm->mutex);
   if (records.erase(record) == 0) {
     fail(hoopInvalidArgument, call, ": ", static_cast<void*>(record), " is not a ", what,
          " of this communicator (never registered, or deregistered already)");
   }
-  delete record;
+  return std::unique_ptr<ncclWindow_vidmem>(record);
 }
 
 void checkBuffer(const void* buffer, size_t size, const char* call) {
@@ -51,10 +52,13 @@ HOOP_NCCL_API ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, s
                                             void** handle) {
   constexpr const char* kCall = "ncclCommRegister";
   return guarded(comm, [&] {
-    ncclComm* c = liveComm(comm, kCall);
+    ncclComm* c = usableComm(comm, kCall);
     if (handle == nullptr) fail(hoopInvalidArgument, kCall, ": handle is NULL");
     checkBuffer(buff, size, kCall);
-    *handle = remember(c, c->registrations, buff, size);
+    auto record = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buff, size});
+    // NCCL accepts an empty buffer, which hoop's registry refuses: there is nothing to register.
+    if (size > 0) passOn(hoopCommRegister(c->hoop, buff, size, &record->hoopHandle), kCall);
+    *handle = remember(c, c->registrations, std::move(record));
     return ncclSuccess;
   });
 }
@@ -62,10 +66,11 @@ HOOP_NCCL_API ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, s
 HOOP_NCCL_API ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   constexpr const char* kCall = "ncclCommDeregister";
   return guarded(comm, [&] {
-    ncclComm* c = liveComm(comm, kCall);
-    forget(c, c->registrations, static_cast<ncclWindow_vidmem*>(handle), "registration handle",
-           kCall);
-    return ncclSuccess;
+    ncclComm* c = usableComm(comm, kCall);
+    const std::unique_ptr<ncclWindow_vidmem> record = forget(
+        c, c->registrations, static_cast<ncclWindow_vidmem*>(handle), "registration handle", kCall);
+    if (record->hoopHandle == nullptr) return ncclSuccess;
+    return passOn(hoopCommDeregister(c->hoop, record->hoopHandle), kCall);
   });
 }
 
@@ -80,7 +85,8 @@ HOOP_NCCL_API ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, s
       fail(hoopInvalidArgument, kCall, ": winFlags is ", winFlags,
            ", neither NCCL_WIN_DEFAULT nor NCCL_WIN_COLL_SYMMETRIC");
     }
-    *win = remember(c, c->windows, buff, size);
+    *win =
+        remember(c, c->windows, std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{buff, size}));
     return ncclSuccess;
   });
 }
@@ -89,7 +95,7 @@ HOOP_NCCL_API ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_
   constexpr const char* kCall = "ncclCommWindowDeregister";
   return guarded(comm, [&] {
     ncclComm* c = liveComm(comm, kCall);
-    forget(c, c->windows, win, "window", kCall);
+    forget(c, c->windows, win, "window", kCall);  // and drops the record
     return ncclSuccess;
   });
 }

@@ -7,6 +7,8 @@
 //
 //   hooprun -np N nccl_abi_conformance --library PATH [--not-library PATH] [--id-dir DIR]
 //   nccl_abi_conformance --clique N --library PATH     (one process: ncclCommInitAll and a group)
+//   ... --registered-only   (under hooprun: only the ring shift between registered buffers, for
+//                            the RDMA guest, where it takes the zero-copy path)
 //
 // Ranks learn the unique id from rank 0 through a file named after the job's secret (fresh for
 // every hooprun job). Exit status 0 and "OK rank r" when every check passed.
@@ -588,6 +590,47 @@ void checkNonBlocking(const ncclUniqueId& id, int rank, int size) {
   mustSucceed(ncclCommDestroy(comm), "ncclCommDestroy of the non-blocking communicator");
 }
 
+// A ring shift between buffers registered with ncclCommRegister, which hoop passes to its own
+// registration: over RDMA, pieces larger than a slot then go straight between the two buffers
+// (the guest's RDMA suite checks that from the log); elsewhere the results are the same.
+void checkRegistered(ncclComm_t comm, int rank, int size) {
+  const size_t count = (3 << 20) / 4 + 1001;  // several RDMA slots, not a whole number of pages
+  const int next = (rank + 1) % size;
+  const int prev = (rank + size - 1) % size;
+  std::vector<int32_t> send(count), recv(count);
+  for (size_t i = 0; i < count; ++i)
+    send[i] = static_cast<int32_t>(i * 7 + static_cast<size_t>(rank));
+  void* sendHandle = nullptr;
+  void* recvHandle = nullptr;
+  void* emptyHandle = nullptr;
+  mustSucceed(ncclCommRegister(comm, send.data(), count * 4, &sendHandle), "ncclCommRegister",
+              comm);
+  mustSucceed(ncclCommRegister(comm, recv.data(), count * 4, &recvHandle), "ncclCommRegister",
+              comm);
+  mustSucceed(ncclCommRegister(comm, recv.data(), 0, &emptyHandle),
+              "ncclCommRegister of an empty buffer", comm);
+  for (int round = 0; round < 3; ++round) {
+    std::fill(recv.begin(), recv.end(), -1);
+    mustSucceed(ncclGroupStart(), "ncclGroupStart");
+    mustSucceed(ncclSend(send.data(), count, ncclInt32, next, comm, nullptr), "registered send",
+                comm);
+    mustSucceed(ncclRecv(recv.data(), count, ncclInt32, prev, comm, nullptr), "registered recv",
+                comm);
+    mustSucceed(ncclGroupEnd(), "ncclGroupEnd of the registered ring shift", comm);
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (recv[i] != static_cast<int32_t>(i * 7 + static_cast<size_t>(prev))) ++wrong;
+    }
+    expectEqual("wrong elements in the registered ring shift", wrong, 0);
+  }
+  mustSucceed(ncclCommDeregister(comm, emptyHandle), "ncclCommDeregister of the empty buffer",
+              comm);
+  mustSucceed(ncclCommDeregister(comm, sendHandle), "ncclCommDeregister", comm);
+  mustSucceed(ncclCommDeregister(comm, recvHandle), "ncclCommDeregister", comm);
+  expectEqual("ncclCommDeregister of a handle deregistered already",
+              ncclCommDeregister(comm, recvHandle), ncclInvalidArgument);
+}
+
 // ---- Running as one rank of a hooprun job. ----
 
 int envInt(const char* name) {
@@ -622,12 +665,13 @@ ncclUniqueId shareId(const std::string& dir, const char* purpose, int rank) {
   std::exit(1);
 }
 
-int runRank(const std::string& idDir) {
+int runRank(const std::string& idDir, bool registeredOnly) {
   const int rank = envInt("HOOP_RANK");
   const int size = envInt("HOOP_SIZE");
   myRank = rank;
   const ncclUniqueId id = shareId(idDir, "world", rank);
-  const ncclUniqueId nonBlockingId = shareId(idDir, "nonblocking", rank);
+  const ncclUniqueId nonBlockingId =
+      registeredOnly ? ncclUniqueId{} : shareId(idDir, "nonblocking", rank);
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.commName = "conformance";
@@ -639,11 +683,14 @@ int runRank(const std::string& idDir) {
   expectEqual("ncclCommCount", count, size);
   expectEqual("ncclCommUserRank", user, rank);
 
-  runCollectives(comm, rank, size);
-  checkPreMulSum(comm, rank, size);
-  checkSplit(comm, rank, size);
-  checkNonBlocking(nonBlockingId, rank, size);
-  checkShrink(comm, rank, size);
+  if (!registeredOnly) {
+    runCollectives(comm, rank, size);
+    checkPreMulSum(comm, rank, size);
+    checkSplit(comm, rank, size);
+    checkNonBlocking(nonBlockingId, rank, size);
+  }
+  checkRegistered(comm, rank, size);
+  if (!registeredOnly) checkShrink(comm, rank, size);
   ncclResult_t async = ncclInternalError;
   mustSucceed(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", comm);
   expectEqual("async error at the end", async, ncclSuccess);
@@ -731,6 +778,7 @@ int runClique(int n) {
 int main(int argc, char** argv) {
   std::string library, forbidden, idDir = "/tmp";
   int clique = 0;
+  bool registeredOnly = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool hasValue = i + 1 < argc;
@@ -742,9 +790,13 @@ int main(int argc, char** argv) {
       idDir = argv[++i];
     } else if (arg == "--clique" && hasValue) {
       clique = atoi(argv[++i]);
+    } else if (arg == "--registered-only") {
+      registeredOnly = true;
     } else {
-      std::printf("usage: %s --library PATH [--not-library PATH] [--id-dir DIR] [--clique N]\n",
-                  argv[0]);
+      std::printf(
+          "usage: %s --library PATH [--not-library PATH] [--id-dir DIR] [--clique N] "
+          "[--registered-only]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -769,5 +821,5 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (myRank <= 0) std::printf("built against %s, running on %s\n", header, library.c_str());
-  return clique > 0 ? runClique(clique) : runRank(idDir);
+  return clique > 0 ? runClique(clique) : runRank(idDir, registeredOnly);
 }

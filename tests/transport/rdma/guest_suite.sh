@@ -20,7 +20,8 @@
 #                 host: exact results, random floats bitwise alike on every rank
 #   two-hosts     2 + 2 ranks on hosts A and B with hoop's own choice: shm within a host and
 #                 rdma across, checked in every rank's log, and every collective exact
-#   registered    send/recv between registered buffers across the hosts: the zero-copy path
+#   registered    send/recv between registered buffers across the hosts: the zero-copy path,
+#                 through hoop's C API and through its libnccl.so.2 (ncclCommRegister)
 #   kill          a rank of host B killed mid-allreduce: the others fail naming it, no hang
 #   link-down     the RoCE link cut mid-allreduce: both ranks fail naming the peer, no hang
 #   ib-write-bw   ib_write_bw beside hoop-perf over rdma: their ratio, printed, never asserted
@@ -59,6 +60,9 @@ worker=$(find_binary hoop_rdma_worker) || exit 1
 unit_test=$(find_binary hoop_rdma_test) || exit 1
 device_test=$(find_binary hoop_rdma_device_test) || exit 1
 perf=$(find_binary hoop-perf) || perf=""
+nccl_program=$(find_binary nccl_abi_hoop) || exit 1
+# The library the program loads (the guest's copy of the build may hold more than one).
+nccl_library=$(ldd "$nccl_program" | awk '$1 == "libnccl.so.2" {print $3}')
 
 # step NAME COMMAND...: runs one step, prints its result and time.
 step() {
@@ -259,7 +263,16 @@ registered() {
     "$worker" registered
   wait_job 180
   all_passed && check_transports - rdma || return 1
-  # Each rank sent three messages and received three straight between registered buffers.
+  three_zero_copy_each_way || return 1
+  # The same through hoop's libnccl.so.2: ncclCommRegister hands the buffers to hoop's registry.
+  start_job nccl-registered hosts:1,1 HOOP_IB_QPS_PER_CONNECTION=2 HOOP_CHUNK_SIZE=4M -- \
+    "$nccl_program" --library "$nccl_library" --id-dir "$out" --registered-only
+  wait_job 180
+  all_passed && check_transports - rdma && three_zero_copy_each_way
+}
+
+# Each rank sent three messages and received three straight between registered buffers.
+three_zero_copy_each_way() {
   local rank
   for rank in 0 1; do
     grep -q 'rdma to rank .*: 3 message(s) written straight into registered buffers, 3 received' \
