@@ -51,7 +51,7 @@ def mpi_threads_supported():
 
 
 # What hoop.tensorflow.keras exports too, as horovod.tensorflow and its keras module do.
-SHARED_API = (
+_SHARED_API = (
     hoop.__all__
     + _reduce_ops.NAMES
     + [
@@ -67,7 +67,7 @@ SHARED_API = (
         "Compression",
     ]
 )
-__all__ = SHARED_API + [
+__all__ = _SHARED_API + [
     "broadcast_global_variables",
     "DistributedGradientTape",
     "DistributedOptimizer",

@@ -11,7 +11,7 @@ import keras
 
 from hoop import HoopError
 from hoop._runtime import cross_rank, cross_size, local_rank, local_size, rank, size
-from hoop.tensorflow import SHARED_API
+from hoop.tensorflow import _SHARED_API
 from hoop.tensorflow.compression import Compression
 from hoop.tensorflow.functions import allgather_object, broadcast_object, broadcast_variables
 from hoop.tensorflow.gradients import allreduce_gradients
@@ -125,4 +125,4 @@ def broadcast_global_variables(root_rank):
     )
 
 
-__all__ = SHARED_API + ["DistributedOptimizer", "load_model", "callbacks"]
+__all__ = _SHARED_API + ["DistributedOptimizer", "load_model", "callbacks"]
